@@ -1,0 +1,102 @@
+"""The one seam between the driver and whatever answers: a `Server` and a `Clock`.
+
+A real HTTP endpoint (with the monotonic clock) and the digital twin (with a virtual clock) both
+implement these protocols, so the same driver, records, metrics and report run on both. The
+driver never reads time or sleeps except through its `Clock`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from scoville.records.model import ErrorKind
+
+Api = Literal["completions", "chat"]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Integer-nanosecond time and waiting. Monotonic for real runs, virtual for the twin."""
+
+    def now_ns(self) -> int: ...
+
+    async def sleep_until_ns(self, t_ns: int) -> None: ...
+
+
+class MonotonicClock:
+    """`time.monotonic_ns` and asyncio sleeps: the clock of every real run."""
+
+    def now_ns(self) -> int:
+        return time.monotonic_ns()
+
+    async def sleep_until_ns(self, t_ns: int) -> None:
+        delay_ns = t_ns - time.monotonic_ns()
+        if delay_ns > 0:
+            await asyncio.sleep(delay_ns / 1e9)
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateRequest:
+    """What to send. Exactly one of `prompt` (completions) or `messages` (chat) is set.
+
+    `input_tokens` is the prompt length the workload built (exact for fixed-sequence prompts).
+    `prefix_hashes` names the prompt's blocks of `block_size_tokens` tokens (agentic replay);
+    a real server ignores them, the twin's prefix cache uses them.
+    """
+
+    request_id: str
+    api: Api
+    input_tokens: int
+    max_tokens: int
+    prompt: str | None = None
+    messages: tuple[dict[str, str], ...] | None = None
+    ignore_eos: bool = True
+    min_tokens: int | None = None
+    prefix_hashes: tuple[int, ...] = ()
+    block_size_tokens: int = 0
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Exchange:
+    """What came back, as facts. Built by a `Server`; turned into a record by the driver.
+
+    `chunk_ns[i]` is when the i-th output-bearing frame arrived (taken before parsing it);
+    `chunk_text[i]` its text. `chunk_tokens` is set when the server states per-frame token
+    counts (the twin does); else the driver counts them. Usage fields are the server's
+    `usage` object (None where not reported). On failure `error` is set and the chunks
+    received before the failure are kept.
+    """
+
+    start_ns: int
+    end_ns: int = 0
+    chunk_ns: list[int] = field(default_factory=list)
+    chunk_text: list[str] = field(default_factory=list)
+    chunk_tokens: list[int] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    finish_reason: str | None = None
+    error: ErrorKind | None = None
+    error_detail: str = ""
+    http_status: int | None = None
+
+
+ChunkCallback = Callable[[int, str], None]
+
+
+@runtime_checkable
+class Server(Protocol):
+    """Anything that streams a generation. Never raises for a failed request: the returned
+    `Exchange` carries the error kind. `on_chunk(t_ns, text)`, when given, is called as each
+    frame arrives (for live consumers such as agent loops)."""
+
+    async def generate(
+        self, request: GenerateRequest, on_chunk: ChunkCallback | None = None
+    ) -> Exchange: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,171 @@
+"""The frozen test matrix: what is measured, against what, under which declared conditions.
+
+Model, precision, sequence shape, quality target, latency target and power boundary are fixed
+here before anything is compared. Every result carries `BenchmarkSpec.content_hash()`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_VERSION = 1
+
+PowerBoundary = Literal[
+    "package-tdp",  # declared package TDP per accelerator (datasheet)
+    "provisioned-all-in",  # provisioned kW per accelerator incl. host, network, facility share
+    "board-measured",  # measured accelerator board power (telemetry)
+    "node-wall",  # measured node wall power
+    "facility",  # node wall x PUE
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TargetSpec(_Frozen):
+    url: str = Field(
+        "embedded",
+        description="What to benchmark: 'embedded' (llama.cpp + SmolLM2 on 127.0.0.1), "
+        "'http://host:port' (any OpenAI-compatible server) or 'twin:HARDWARE/MODEL?opts'.",
+    )
+    model: str | None = Field(
+        None, description="Model name sent in requests; default: the first of /v1/models."
+    )
+    api: Literal["completions", "chat"] = Field(
+        "completions", description="OpenAI API to call: /v1/completions or /v1/chat/completions."
+    )
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the API key (never the key)."
+    )
+    tokenizer: str = Field(
+        "auto",
+        description="'auto' (server /tokenize, else by model name), 'server', "
+        "'tiktoken:o200k_base' / 'tiktoken:o200k_harmony' / 'tiktoken:cl100k_base', or a "
+        "path to a tokenizer.json.",
+    )
+    ignore_eos: bool = Field(True, description="Ask the server to ignore EOS so OSL is exact.")
+    request_timeout_s: float = Field(
+        600.0, gt=0, description="Give up on a request after this many seconds without a byte."
+    )
+
+
+class SequenceShape(_Frozen):
+    isl_tokens: int = Field(512, ge=1, description="Input sequence length (tokens), the maximum.")
+    osl_tokens: int = Field(128, ge=1, description="Output sequence length (tokens), the maximum.")
+    range_ratio: float = Field(
+        1.0,
+        gt=0.0,
+        le=1.0,
+        description="Lengths are uniform integers in [ratio*L, L] (InferenceX convention); "
+        "1.0 = fixed lengths.",
+    )
+
+
+class LoadSpec(_Frozen):
+    concurrency: tuple[int, ...] = Field(
+        (1, 2, 4, 8), description="Closed-loop sweep: requests kept in flight, one point each."
+    )
+    request_rates_per_s: tuple[float, ...] = Field(
+        (), description="Open-loop sweep: mean arrival rates (req/s), one point each."
+    )
+    burstiness: float = Field(
+        1.0, gt=0, description="Gamma shape of inter-arrival times; 1.0 = Poisson, <1 burstier."
+    )
+    max_concurrency: int | None = Field(
+        None, ge=1, description="Cap on in-flight requests in open-loop mode (None = no cap)."
+    )
+    requests_per_point: int | None = Field(
+        None, ge=1, description="Measured requests per point; default 10 x concurrency."
+    )
+    warmup_requests: int | None = Field(
+        None, ge=0, description="Unmeasured requests before each point; default 2 x concurrency."
+    )
+
+    @model_validator(mode="after")
+    def _some_point(self) -> LoadSpec:
+        if not self.concurrency and not self.request_rates_per_s:
+            raise ValueError("give at least one concurrency or one request rate")
+        if any(c < 1 for c in self.concurrency):
+            raise ValueError("every concurrency must be >= 1")
+        if any(r <= 0 for r in self.request_rates_per_s):
+            raise ValueError("every request rate must be > 0")
+        return self
+
+
+class SloSpec(_Frozen):
+    ttft_ms: float | None = Field(None, gt=0, description="TTFT target (ms) for goodput.")
+    tpot_ms: float | None = Field(None, gt=0, description="TPOT target (ms) for goodput.")
+    e2e_ms: float | None = Field(None, gt=0, description="End-to-end target (ms) for goodput.")
+
+
+class AcceleratorSpec(_Frozen):
+    kind: str = Field("cpu", description="Accelerator kind, e.g. 'H200 SXM', 'GB200', 'cpu'.")
+    count: int = Field(1, ge=1, description="Accelerators serving the target (throughput divisor).")
+    power_w_per_accelerator: float | None = Field(
+        None, gt=0, description="Declared power per accelerator (W) at `power_boundary`."
+    )
+    power_boundary: PowerBoundary = Field(
+        "package-tdp", description="What the declared power covers."
+    )
+
+
+class ServingSpec(_Frozen):
+    framework: str = Field("unknown", description="Serving framework, e.g. vllm, sglang.")
+    framework_version: str = Field("unknown", description="Its version.")
+    tensor_parallel: int = Field(1, ge=1)
+    pipeline_parallel: int = Field(1, ge=1)
+    expert_parallel: int = Field(1, ge=1)
+    data_parallel: int = Field(1, ge=1)
+    speculative_decoding: str = Field(
+        "none", description="'none', 'mtp', 'eagle3', 'ngram', ... (single-token = 'none')."
+    )
+    disaggregated: bool = Field(False, description="Separate prefill and decode pools.")
+    notes: str = ""
+
+
+class QualityTarget(_Frozen):
+    task: str | None = Field(None, description="Quality task, e.g. 'gsm8k', 'mmlu-pro'.")
+    metric: str = Field("accuracy", description="Metric on that task.")
+    threshold: float | None = Field(None, description="Minimum acceptable value.")
+
+
+class BenchmarkSpec(_Frozen):
+    """A frozen benchmark: everything needed to reproduce a run, and nothing measured."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    name: str = Field("fixed-sequence", description="Free label for the run.")
+    target: TargetSpec = TargetSpec()
+    model_name: str | None = Field(
+        None, description="Canonical model under test (for comparisons); default target.model."
+    )
+    precision: str = Field("unknown", description="Weights/activations label, e.g. fp8, mxfp4.")
+    shape: SequenceShape = SequenceShape()
+    load: LoadSpec = LoadSpec()
+    slo: SloSpec = SloSpec()
+    accelerators: AcceleratorSpec = AcceleratorSpec()
+    serving: ServingSpec = ServingSpec()
+    quality: QualityTarget = QualityTarget()
+    seed: int = Field(0, description="Seed for prompts, lengths and arrivals.")
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    def content_hash(self) -> str:
+        """sha256 of the canonical JSON, first 16 hex digits: the name of every result."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+
+    def requests_for(self, concurrency: int) -> int:
+        return self.load.requests_per_point or 10 * concurrency
+
+    def warmup_for(self, concurrency: int) -> int:
+        if self.load.warmup_requests is not None:
+            return self.load.warmup_requests
+        return 2 * concurrency
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
