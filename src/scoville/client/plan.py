@@ -1,0 +1,62 @@
+"""Turn a spec's sweep into driver plans: one `PointPlan` per concurrency or rate.
+
+Each point gets its own seeded prompts (warmup first, then measured), so no prompt repeats
+across points; open-loop points also get seeded gamma/Poisson send times.
+"""
+
+from __future__ import annotations
+
+from scoville.client.driver import PointPlan
+from scoville.client.seam import GenerateRequest
+from scoville.spec.model import BenchmarkSpec
+from scoville.workload.arrivals import arrival_offsets_ns
+from scoville.workload.fixed import Prompt, build_prompts
+from scoville.workload.tokenizers import Tokenizer
+
+
+def to_request(prompt: Prompt, request_id: str, spec: BenchmarkSpec) -> GenerateRequest:
+    api = spec.target.api
+    return GenerateRequest(
+        request_id=request_id, api=api, input_tokens=prompt.input_tokens,
+        max_tokens=prompt.output_tokens,
+        prompt=prompt.text if api == "completions" else None,
+        messages=({"role": "user", "content": prompt.text},) if api == "chat" else None,
+        ignore_eos=spec.target.ignore_eos,
+        min_tokens=prompt.output_tokens if spec.target.ignore_eos else None,
+    )
+
+
+def rate_point_sizes(spec: BenchmarkSpec, rate_per_s: float) -> tuple[int, int]:
+    """(measured, warmup) requests of an open-loop point: about 10 s of arrivals by default."""
+    n = spec.load.requests_per_point or max(10, round(10 * rate_per_s))
+    w = spec.load.warmup_requests if spec.load.warmup_requests is not None else max(
+        1, round(2 * rate_per_s))
+    return n, w
+
+
+def _requests(spec: BenchmarkSpec, tokenizer: Tokenizer, point_id: str, count: int,
+              seed: int, overhead_tokens: int) -> list[GenerateRequest]:
+    shape = spec.shape
+    prompts = build_prompts(tokenizer, count, shape.isl_tokens, shape.osl_tokens,
+                            shape.range_ratio, seed, overhead_tokens)
+    return [to_request(p, f"{point_id}-{i}", spec) for i, p in enumerate(prompts)]
+
+
+def build_plans(spec: BenchmarkSpec, tokenizer: Tokenizer,
+                overhead_tokens: int = 0) -> list[PointPlan]:
+    """Every point of the sweep, concurrency points first, in the order given."""
+    plans = []
+    for i, conc in enumerate(spec.load.concurrency):
+        n, w = spec.requests_for(conc), spec.warmup_for(conc)
+        pid = f"c{conc}"
+        reqs = _requests(spec, tokenizer, pid, n + w, spec.seed * 1000 + i, overhead_tokens)
+        plans.append(PointPlan(pid, "concurrency", float(conc), reqs[:w], reqs[w:], conc))
+    for j, rate in enumerate(spec.load.request_rates_per_s):
+        n, w = rate_point_sizes(spec, rate)
+        pid = f"r{rate:g}"
+        seed = spec.seed * 1000 + 500 + j
+        reqs = _requests(spec, tokenizer, pid, n + w, seed, overhead_tokens)
+        arrivals = arrival_offsets_ns(n + w, rate, spec.load.burstiness, seed)
+        plans.append(PointPlan(pid, "rate", rate, reqs[:w], reqs[w:],
+                               spec.load.max_concurrency, arrivals))
+    return plans

@@ -1,0 +1,105 @@
+"""The metric table: every number scoville reports, with unit, direction and formula.
+
+This table is the single written definition; docs/METRICS.md is generated from it (and a test
+keeps the two equal). Per-request metrics are computed over successful, measured requests.
+Percentiles use linear interpolation between order statistics (numpy's default, the
+convention of vLLM's and InferenceX's benchmark scripts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Direction = Literal["lower", "higher", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDef:
+    name: str
+    unit: str
+    direction: Direction  # which way is better
+    scope: Literal["request", "point"]
+    formula: str
+    inferencex: str = "-"  # the same quantity's name in InferenceX results ("-" = none)
+    vllm: str = "-"  # in `vllm bench serve`
+    aiperf: str = "-"  # in AIPerf
+
+
+METRICS: tuple[MetricDef, ...] = (
+    MetricDef("ttft", "s", "lower", "request",
+              "first output frame arrival - request send", "median_ttft / p99_ttft", "ttft",
+              "time_to_first_token"),
+    MetricDef("e2e", "s", "lower", "request",
+              "end of stream ([DONE] or final frame) - request send", "median_e2el", "e2el",
+              "request_latency"),
+    MetricDef("tpot", "s", "lower", "request",
+              "(e2e - ttft) / (output_tokens - 1); requests with 1 output token excluded",
+              "median_tpot", "tpot", "inter_token_latency"),
+    MetricDef("itl", "s", "lower", "request",
+              "per-token gaps: each frame gap divided evenly over the tokens of the later frame",
+              "-", "-", "-"),
+    MetricDef("itl_chunk", "s", "lower", "request",
+              "gaps between consecutive output frames, as received", "-", "itl",
+              "inter_chunk_latency"),
+    MetricDef("intvty", "tok/s/user", "higher", "request",
+              "interactivity; mean = mean(1/tpot); pX = 1 / pX(tpot) (tail-aligned: p99 is the "
+              "rate at least 99% of requests got)", "median_intvty", "-",
+              "output_token_throughput_per_user"),
+    MetricDef("req_per_s", "req/s", "higher", "point",
+              "successful measured requests / window_s", "-", "request_throughput",
+              "request_throughput"),
+    MetricDef("output_tok_per_s", "tok/s", "higher", "point",
+              "sum(output_tokens of successful measured requests) / window_s",
+              "output_tput", "output_throughput", "output_token_throughput"),
+    MetricDef("input_tok_per_s", "tok/s", "higher", "point",
+              "sum(input_tokens of successful measured requests) / window_s", "input_tput",
+              "-", "-"),
+    MetricDef("total_tok_per_s", "tok/s", "higher", "point",
+              "input_tok_per_s + output_tok_per_s", "tput", "total_token_throughput", "-"),
+    MetricDef("tput_per_gpu", "tok/s/accelerator", "higher", "point",
+              "total_tok_per_s / accelerator count", "tput_per_gpu", "-", "-"),
+    MetricDef("output_tput_per_gpu", "tok/s/accelerator", "higher", "point",
+              "output_tok_per_s / accelerator count", "output_tput_per_gpu", "-", "-"),
+    MetricDef("input_tput_per_gpu", "tok/s/accelerator", "higher", "point",
+              "input_tok_per_s / accelerator count", "input_tput_per_gpu", "-", "-"),
+    MetricDef("tput_per_kw", "tok/s/kW", "higher", "point",
+              "tput_per_gpu / (declared W per accelerator / 1000), at the declared boundary",
+              "tput_per_kw (TDP)", "-", "-"),
+    MetricDef("output_tput_per_kw", "tok/s/kW", "higher", "point",
+              "output_tput_per_gpu / (declared W per accelerator / 1000)", "-", "-", "-"),
+    MetricDef("goodput_req_per_s", "req/s", "higher", "point",
+              "successful measured requests meeting every SLO set / window_s", "-",
+              "request_goodput", "goodput"),
+    MetricDef("failure_rate", "fraction", "lower", "point",
+              "failed measured requests / measured requests sent; > 0.05 marks the point "
+              "invalid", "-", "-", "error_request_count / request_count"),
+    MetricDef("window_s", "s", "none", "point",
+              "last measured completion - first measured send (warmup excluded)", "-",
+              "duration", "benchmark_duration"),
+    MetricDef("input_mismatch", "requests", "lower", "point",
+              "measured requests whose server-counted prompt tokens differ from the exact "
+              "length built", "-", "-", "-"),
+    MetricDef("cache_hit_rate", "fraction", "none", "point",
+              "sum(cached_tokens) / sum(input_tokens) over requests whose server reports "
+              "cached tokens", "-", "-", "-"),
+)
+
+STATS: tuple[str, ...] = ("mean", "median", "p90", "p99", "p999")
+PERCENTILES: dict[str, float] = {"median": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
+
+INVALID_FAILURE_RATE = 0.05
+
+
+def by_name() -> dict[str, MetricDef]:
+    return {m.name: m for m in METRICS}
+
+
+def metrics_markdown() -> str:
+    """The table as Markdown (docs/METRICS.md embeds exactly this)."""
+    lines = ["| metric | unit | better | scope | formula | InferenceX | vLLM bench | AIPerf |",
+             "|---|---|---|---|---|---|---|---|"]
+    for m in METRICS:
+        lines.append(f"| `{m.name}` | {m.unit} | {m.direction} | {m.scope} | {m.formula} | "
+                     f"{m.inferencex} | {m.vllm} | {m.aiperf} |")
+    return "\n".join(lines) + "\n"

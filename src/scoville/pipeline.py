@@ -1,0 +1,189 @@
+"""The one place that wires the stages, top to bottom:
+
+spec -> target -> workload (exact prompts) -> driver (records on disk as they complete)
+     -> metrics (summary rows) -> store (bundle) -> report (report.html).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scoville.client.driver import PointPlan, run_point
+from scoville.client.plan import build_plans, to_request
+from scoville.errors import TargetError
+from scoville.metrics.compute import Declared, summarize
+from scoville.records.model import PointWindow, RequestRecord
+from scoville.records.sink import RecordSink, read_records
+from scoville.report.html import render
+from scoville.spec.model import BenchmarkSpec
+from scoville.store.bundle import (
+    load_run,
+    new_run_dir,
+    write_json,
+    write_manifest,
+    write_spec,
+    write_summary,
+)
+from scoville.targets.base import Target
+from scoville.targets.registry import open_target
+from scoville.workload.fixed import Prompt, exact_prompt
+
+OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    summary: dict[str, Any]
+
+
+def labels_of(spec: BenchmarkSpec, model: str) -> dict[str, Any]:
+    return {"system": spec.accelerators.kind, "model": spec.model_name or model,
+            "precision": spec.precision, "framework": spec.serving.framework,
+            "spec_decode": spec.serving.speculative_decoding,
+            "disagg": spec.serving.disaggregated}
+
+
+def declared_of(spec: BenchmarkSpec) -> Declared:
+    slo = spec.slo
+    return Declared(
+        n_accelerators=spec.accelerators.count,
+        power_w_per_accelerator=spec.accelerators.power_w_per_accelerator,
+        power_boundary=spec.accelerators.power_boundary,
+        slo_ttft_s=slo.ttft_ms / 1e3 if slo.ttft_ms else None,
+        slo_tpot_s=slo.tpot_ms / 1e3 if slo.tpot_ms else None,
+        slo_e2e_s=slo.e2e_ms / 1e3 if slo.e2e_ms else None)
+
+
+async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, str]:
+    """Tokens the server adds around a prompt (chat template, BOS): one probe request.
+
+    Sends a 32-token text with max_tokens=1 and compares the server's usage.prompt_tokens
+    with the local count. Returns (overhead, note)."""
+    if target.tokenizer is None:
+        return 0, "no tokenizer: prompt lengths not verified"
+    text = exact_prompt(target.tokenizer, 32, random.Random(spec.seed + 7919))
+    probe = to_request(Prompt(text, 32, 1), "probe", spec)
+    ex = await target.server.generate(probe)
+    if ex.error is not None:
+        raise TargetError(f"The target failed a 1-token probe request before the sweep "
+                          f"({ex.error.value}: {ex.error_detail[:200]}). Check that "
+                          f"model '{target.model}' is served and accepts {spec.target.api} "
+                          "requests.")
+    if ex.prompt_tokens is None:
+        return 0, "server reports no usage: prompt lengths are local counts, not verified"
+    return ex.prompt_tokens - 32, f"template overhead {ex.prompt_tokens - 32} tokens (measured)"
+
+
+async def drive(target: Target, spec: BenchmarkSpec, sink: RecordSink,
+                on_progress: OnProgress | None, notes: list[str]) -> list[PointWindow]:
+    """Probe, build every point's prompts, then run the points one after another."""
+    try:
+        overhead, note = await template_overhead(target, spec)
+        notes.append(note)
+        if target.tokenizer is None:
+            raise TargetError("The target has no tokenizer; exact-length prompts need one.")
+        plans: Sequence[PointPlan] = build_plans(spec, target.tokenizer, overhead)
+        windows = []
+        for plan in plans:
+            total, done = len(plan.warmup) + len(plan.measured), 0
+
+            def tick(_r: RequestRecord, pid: str = plan.point_id, n: int = total) -> None:
+                nonlocal done
+                done += 1
+                if on_progress:
+                    on_progress(pid, done, n)
+
+            windows.append(await run_point(target.server, target.clock, plan, sink,
+                                           target.tokenizer, tick))
+        return windows
+    finally:
+        await target.close()
+
+
+def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
+                  on_progress: OnProgress | None = None) -> RunResult:
+    """Measure `spec` and write its bundle; records reach disk even if the run is stopped."""
+    target = open_target(spec)
+    run_dir = new_run_dir(out_dir, spec)
+    write_spec(run_dir, spec)
+    started = datetime.now(UTC).isoformat()
+    notes: list[str] = [f"tokenizer: {target.tokenizer.name if target.tokenizer else 'none'}"]
+    sink = RecordSink(run_dir / "records.jsonl")
+    try:
+        with asyncio.Runner(loop_factory=target.loop_factory) as runner:
+            runner.run(drive(target, spec, sink, on_progress, notes))
+    finally:
+        sink.close()
+        write_manifest(run_dir, {"kind": target.kind, "model": target.model, **target.info},
+                       started)
+    records, windows = read_records(run_dir / "records.jsonl")
+    return summarize_run(run_dir, spec, records, windows, target.model, notes)
+
+
+def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestRecord],
+                  windows: Sequence[PointWindow], model: str, notes: list[str],
+                  extra: dict[str, Any] | None = None) -> RunResult:
+    """Metrics -> summary.json -> report.html for records already on disk or in memory."""
+    labels = labels_of(spec, model)
+    rows = summarize(records, windows, declared_of(spec), labels)
+    if extra:
+        for row in rows:
+            row.update(extra.get(row["point_id"], {}))
+    summary = write_summary(run_dir, spec, rows, labels, notes)
+    write_report([run_dir], run_dir / "report.html")
+    return RunResult(run_dir, summary)
+
+
+def finish_run(spec: BenchmarkSpec, records: Sequence[RequestRecord],
+               windows: Sequence[PointWindow], out_dir: Path, target_info: dict[str, Any],
+               notes: Sequence[str] = (), extra: dict[str, Any] | None = None) -> RunResult:
+    """Write a bundle for records made elsewhere (the twin's fast path, agentic replay).
+
+    `extra` maps point_id -> fields added to that point's summary row."""
+    run_dir = new_run_dir(out_dir, spec)
+    write_spec(run_dir, spec)
+    started = datetime.now(UTC).isoformat()
+    with RecordSink(run_dir / "records.jsonl") as sink:
+        for r in records:
+            sink.write(r)
+        for w in windows:
+            sink.write_window(w)
+    write_manifest(run_dir, target_info, started)
+    model = str(target_info.get("model", spec.target.model or "unknown"))
+    return summarize_run(run_dir, spec, records, windows, model, list(notes), extra)
+
+
+def write_report(run_dirs: Sequence[Path], out_path: Path, title: str | None = None) -> Path:
+    """(Re)build report.html from one or more run bundles."""
+    runs = []
+    for d in run_dirs:
+        b = load_run(d)
+        runs.append({"summary": b.summary, "spec": b.spec, "manifest": b.manifest})
+    default = "scoville report" if len(runs) == 1 else f"scoville comparison of {len(runs)} runs"
+    out_path.write_text(render(runs, title or default), encoding="utf-8")
+    return out_path
+
+
+def export_rows(run_dir: Path, fmt: str) -> str:
+    """`inferencex` (JSON rows, seconds) or `csv` of a run's points."""
+    import json
+
+    from scoville.store.export import to_csv, to_inferencex
+
+    bundle = load_run(run_dir)
+    shape = bundle.spec.get("spec", {}).get("shape", {})
+    rows = to_inferencex(bundle.summary, shape.get("isl_tokens", 0), shape.get("osl_tokens", 0))
+    if fmt == "csv":
+        return to_csv(bundle.summary["points"])
+    return json.dumps(rows, indent=2)
+
+
+__all__ = ["RunResult", "export_rows", "finish_run", "run_benchmark", "write_json",
+           "write_report"]

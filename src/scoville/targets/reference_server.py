@@ -1,0 +1,180 @@
+"""A reference OpenAI-compatible SSE server with a known token-emission schedule.
+
+It answers /v1/completions and /v1/chat/completions by streaming `max_tokens` tokens: the first
+frame `ttft_s` after the request arrived, then one frame every `itl_s` (each frame carries
+`tokens_per_chunk` tokens). It records the monotonic time at which each frame was written, so a
+test can compare what the client measured with what was really sent (the monotonic clock is
+system-wide on Linux: the times of two processes on one machine are comparable). Faults are
+asked per request with the body field `x_fault`: "500", "429", "cut:N" (close after N frames),
+"malformed:N" (a broken frame after N), "stall:S" (pause S seconds mid-stream).
+Run alone: `python -m scoville.targets.reference_server --port 8123 --ttft-ms 20 --itl-ms 10`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Schedule:
+    ttft_s: float = 0.020
+    itl_s: float = 0.010
+    tokens_per_chunk: int = 1
+    model: str = "reference"
+
+
+@dataclass
+class _State:
+    schedule: Schedule
+    vocab: dict[str, int] = field(default_factory=dict)
+    words: list[str] = field(default_factory=list)
+    truth: dict[str, dict[str, Any]] = field(default_factory=dict)
+    requests: int = 0
+
+    def encode(self, text: str) -> list[int]:
+        ids = []
+        for w in text.split():
+            if w not in self.vocab:
+                self.vocab[w] = len(self.words)
+                self.words.append(w)
+            ids.append(self.vocab[w])
+        return ids
+
+
+STATE = web.AppKey("state", _State)
+
+
+def _prompt_tokens(state: _State, body: dict[str, Any]) -> int:
+    if "messages" in body:
+        return sum(len(str(m.get("content", "")).split()) for m in body["messages"])
+    return len(str(body.get("prompt", "")).split())
+
+
+def _frame(obj: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def _choice(chat: bool, text: str, finish: str | None) -> dict[str, Any]:
+    if chat:
+        return {"index": 0, "delta": {"content": text}, "finish_reason": finish}
+    return {"index": 0, "text": text, "finish_reason": finish}
+
+
+async def _generate(request: web.Request) -> web.StreamResponse:
+    arrived_ns = time.monotonic_ns()
+    state = request.app[STATE]
+    state.requests += 1
+    body = await request.json()
+    fault = str(body.get("x_fault", ""))
+    if fault in ("500", "429"):
+        return web.json_response({"error": {"message": f"injected {fault}"}}, status=int(fault))
+    sched, chat = state.schedule, request.path.endswith("chat/completions")
+    n_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await resp.prepare(request)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    emit_ns: list[int] = []
+    n_frames = -(-n_tokens // sched.tokens_per_chunk)
+    for i in range(n_frames):
+        if fault.startswith("cut:") and i == int(fault[4:]):
+            request.transport.close() if request.transport else None
+            return resp
+        if fault.startswith("malformed:") and i == int(fault[10:]):
+            await resp.write(b"data: {not json\n\n")
+        if fault.startswith("stall:") and i == n_frames // 2:
+            t0 += float(fault[6:])
+        await asyncio.sleep(max(0.0, t0 + sched.ttft_s + i * sched.itl_s - loop.time()))
+        k = min(sched.tokens_per_chunk, n_tokens - i * sched.tokens_per_chunk)
+        emit_ns.append(time.monotonic_ns())
+        await resp.write(_frame({"object": "text_completion", "model": sched.model,
+                                 "choices": [_choice(chat, " tok" * k, None)]}))
+    usage = {"prompt_tokens": _prompt_tokens(state, body), "completion_tokens": n_tokens,
+             "total_tokens": _prompt_tokens(state, body) + n_tokens,
+             "prompt_tokens_details": {"cached_tokens": 0}}
+    await resp.write(_frame({"object": "text_completion", "model": sched.model,
+                             "choices": [_choice(chat, "", "length")], "usage": usage}))
+    done_ns = time.monotonic_ns()
+    await resp.write(b"data: [DONE]\n\n")
+    user = body.get("user")
+    if user:
+        state.truth[str(user)] = {"arrived_ns": arrived_ns, "emit_ns": emit_ns,
+                                  "done_ns": done_ns}
+    return resp
+
+
+async def _models(request: web.Request) -> web.Response:
+    model = request.app[STATE].schedule.model
+    return web.json_response({"object": "list", "data": [{"id": model, "object": "model"}]})
+
+
+async def _tokenize(request: web.Request) -> web.Response:
+    body = await request.json()
+    return web.json_response({"tokens": request.app[STATE].encode(str(body.get("content", "")))})
+
+
+async def _detokenize(request: web.Request) -> web.Response:
+    body = await request.json()
+    words = request.app[STATE].words
+    return web.json_response({"content": " ".join(words[i] for i in body.get("tokens", []))})
+
+
+async def _truth(request: web.Request) -> web.Response:
+    return web.json_response(request.app[STATE].truth)
+
+
+def make_app(schedule: Schedule) -> web.Application:
+    app = web.Application()
+    app[STATE] = _State(schedule)
+    app.router.add_post("/v1/completions", _generate)
+    app.router.add_post("/v1/chat/completions", _generate)
+    app.router.add_get("/v1/models", _models)
+    app.router.add_post("/tokenize", _tokenize)
+    app.router.add_post("/detokenize", _detokenize)
+    app.router.add_get("/_truth", _truth)
+    return app
+
+
+class ReferenceServer:
+    """In-process start/stop: `async with ReferenceServer(Schedule()) as url: ...`."""
+
+    def __init__(self, schedule: Schedule | None = None, port: int = 0) -> None:
+        self.app = make_app(schedule or Schedule())
+        self._port = port
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def __aenter__(self) -> str:
+        self._runner = web.AppRunner(self.app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self._port)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{port}"
+        return self.url
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=8123)
+    ap.add_argument("--ttft-ms", type=float, default=20.0)
+    ap.add_argument("--itl-ms", type=float, default=10.0)
+    ap.add_argument("--tokens-per-chunk", type=int, default=1)
+    a = ap.parse_args(argv)
+    sched = Schedule(a.ttft_ms / 1e3, a.itl_ms / 1e3, a.tokens_per_chunk)
+    web.run_app(make_app(sched), host="127.0.0.1", port=a.port, print=None, access_log=None)
+
+
+if __name__ == "__main__":
+    main()

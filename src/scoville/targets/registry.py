@@ -1,0 +1,61 @@
+"""The target registry: `spec.target.url` -> an opened `Target`.
+
+An explicit dict of URL schemes; the only place in the core that knows the twin exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from scoville.errors import TargetError
+from scoville.spec.model import BenchmarkSpec
+from scoville.targets.base import Target
+from scoville.targets.embedded import EmbeddedConfig, EmbeddedServer
+from scoville.targets.http import open_http_target
+
+
+def open_embedded(spec: BenchmarkSpec) -> Target:
+    """Start llama.cpp + SmolLM2 sized for the spec (slots = the largest concurrency)."""
+    slots = max([*spec.load.concurrency, spec.load.max_concurrency or 0, 1])
+    ctx = spec.shape.isl_tokens + spec.shape.osl_tokens + 64
+    server = EmbeddedServer(EmbeddedConfig(parallel=slots, ctx_per_slot=ctx))
+    url = server.start()
+    try:
+        target = open_http_target(spec, url, kind="embedded")
+    except Exception:
+        server.stop()
+        raise
+    target.info["embedded"] = {"server": "llama.cpp (xllamacpp)", "slots": slots,
+                               "ctx_per_slot": ctx, "url": url}
+    target.on_close.append(server.stop)
+    return target
+
+
+def _open_http(spec: BenchmarkSpec) -> Target:
+    return open_http_target(spec, spec.target.url)
+
+
+def _open_twin(spec: BenchmarkSpec) -> Target:
+    try:
+        from scoville.twin.target import open_twin_target
+    except ImportError as exc:  # the twin is an optional part of a build
+        raise TargetError(f"The digital twin is not available in this build ({exc}).") from None
+    return open_twin_target(spec.target.url, spec)
+
+
+OPENERS: dict[str, Callable[[BenchmarkSpec], Target]] = {
+    "embedded": open_embedded,
+    "http": _open_http,
+    "https": _open_http,
+    "twin": _open_twin,
+}
+
+
+def open_target(spec: BenchmarkSpec) -> Target:
+    url = spec.target.url
+    scheme = "embedded" if url == "embedded" else url.split(":", 1)[0]
+    opener = OPENERS.get(scheme)
+    if opener is None:
+        raise TargetError(f"Unknown target '{url}'. Use 'embedded', 'http://HOST:PORT' "
+                          "(any OpenAI-compatible server) or 'twin:HARDWARE/MODEL'.")
+    return opener(spec)
