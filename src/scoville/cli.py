@@ -96,6 +96,8 @@ def run(
                       f"{[p['errors'] for p in bad]}. Records are in "
                       f"{result.run_dir / 'records.jsonl'}.[/yellow]")
     console.print(f"report: {result.run_dir / 'report.html'}")
+    if bad:
+        raise typer.Exit(3)
 
 
 @app.command("serve-embedded")

@@ -16,6 +16,7 @@ from typing import Any
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.plan import build_plans, to_request
+from scoville.client.seam import real_loop_factory
 from scoville.errors import TargetError
 from scoville.metrics.compute import Declared, summarize
 from scoville.records.model import PointWindow, RequestRecord
@@ -117,7 +118,7 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
     notes: list[str] = [f"tokenizer: {target.tokenizer.name if target.tokenizer else 'none'}"]
     sink = RecordSink(run_dir / "records.jsonl")
     try:
-        with asyncio.Runner(loop_factory=target.loop_factory) as runner:
+        with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
             runner.run(drive(target, spec, sink, on_progress, notes))
     finally:
         sink.close()

@@ -73,10 +73,12 @@ def parse_frames(frames: list[tuple[int, bytes]], ex: Exchange) -> bool:
             ex.error, ex.error_detail = ErrorKind.MALFORMED, f"bad JSON frame: {payload[:80]!r}"
             return done
         if not isinstance(obj, dict):
-            ex.error, ex.error_detail = ErrorKind.MALFORMED, f"frame is not an object: {payload[:80]!r}"
+            ex.error = ErrorKind.MALFORMED
+            ex.error_detail = f"frame is not an object: {payload[:80]!r}"
             return done
         if "error" in obj and not obj.get("choices"):
-            ex.error, ex.error_detail = ErrorKind.HTTP_5XX, f"error frame: {str(obj['error'])[:200]}"
+            ex.error = ErrorKind.HTTP_5XX
+            ex.error_detail = f"error frame: {str(obj['error'])[:200]}"
             return done
         text = _frame_text(obj)
         if text:
@@ -145,6 +147,7 @@ class OpenAIStreamingServer:
         ex = Exchange(start_ns=self.clock.now_ns())
         frames: list[tuple[int, bytes]] = []
         done = False
+        last_frame_ns = 0
         try:
             async with self.session().post(
                 self._url(request), data=body, headers={"Content-Type": "application/json"}
@@ -160,6 +163,8 @@ class OpenAIStreamingServer:
                     t_ns = self.clock.now_ns()  # stamped before any parsing
                     n_before = len(frames)
                     tail = split_sse(tail + block, t_ns, frames)
+                    if len(frames) > n_before:
+                        last_frame_ns = t_ns
                     if on_chunk is not None:
                         for _t, payload in frames[n_before:]:
                             on_chunk(t_ns, payload.decode("utf-8", "replace"))
@@ -180,7 +185,8 @@ class OpenAIStreamingServer:
         except aiohttp.ClientError as exc:
             ex.error, ex.error_detail = ErrorKind.CLIENT, f"{type(exc).__name__}: {exc}"
         finally:
-            ex.end_ns = self.clock.now_ns()
+            # E2E ends at the final frame ([DONE] or the finish frame), not at socket close.
+            ex.end_ns = last_frame_ns if (done and last_frame_ns) else self.clock.now_ns()
         if ex.error is None:
             if not done and ex.finish_reason is None:
                 ex.error, ex.error_detail = ErrorKind.STREAM_CUT, "stream ended before [DONE]"

@@ -27,6 +27,17 @@ class Clock(Protocol):
     async def sleep_until_ns(self, t_ns: int) -> None: ...
 
 
+def real_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where installed (about twice as fast for many streams, so the
+    client stamps frames sooner), else None (asyncio's default)."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
 class MonotonicClock:
     """`time.monotonic_ns` and asyncio sleeps: the clock of every real run."""
 

@@ -54,7 +54,8 @@ def chart(title: str, x_label: str, y_label: str, series: Sequence[Series],
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'role="img" aria-label="{escape(title)}" font-family="sans-serif" font-size="11">',
-           f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>']
+           f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">'
+           f'{escape(title)}</text>']
     for t in x_ticks:
         out.append(f'<line x1="{sx(t):.1f}" y1="{top}" x2="{sx(t):.1f}" y2="{top + ph}" '
                    f'stroke="#eee"/><text x="{sx(t):.1f}" y="{top + ph + 15}" '
@@ -63,17 +64,20 @@ def chart(title: str, x_label: str, y_label: str, series: Sequence[Series],
         out.append(f'<line x1="{left}" y1="{sy(t):.1f}" x2="{left + pw}" y2="{sy(t):.1f}" '
                    f'stroke="#eee"/><text x="{left - 5}" y="{sy(t) + 4:.1f}" '
                    f'text-anchor="end">{_fmt(t)}</text>')
-    out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>')
+    out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
+               'stroke="#999"/>')
     out.append(f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle">'
                f'{escape(x_label)}</text>')
     out.append(f'<text transform="translate(15 {top + ph / 2}) rotate(-90)" '
                f'text-anchor="middle">{escape(y_label)}</text>')
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
-        good = sorted((x, y, lab) for x, y, lab in s.points if math.isfinite(x) and math.isfinite(y))
+        good = sorted((x, y, lab) for x, y, lab in s.points
+                      if math.isfinite(x) and math.isfinite(y))
         if s.frontier and len(good) > 1:
             path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _ in good)
-            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
+            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" '
+                       'stroke-width="2"/>')
         for x, y, lab in good:
             out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="4" fill="{color}">'
                        f'<title>{escape(s.label)} {escape(lab)}: x={_fmt(x)}, y={_fmt(y)}</title>'

@@ -10,9 +10,9 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 
 PowerBoundary = Literal[
     "package-tdp",  # declared package TDP per accelerator (datasheet)
@@ -85,6 +85,11 @@ class LoadSpec(_Frozen):
     warmup_requests: int | None = Field(
         None, ge=0, description="Unmeasured requests before each point; default 2 x concurrency."
     )
+
+    @field_validator("concurrency", "request_rates_per_s", mode="before")
+    @classmethod
+    def _one_is_a_list(cls, v: Any) -> Any:
+        return (v,) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
     @model_validator(mode="after")
     def _some_point(self) -> LoadSpec:

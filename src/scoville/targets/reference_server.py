@@ -28,6 +28,7 @@ class Schedule:
     itl_s: float = 0.010
     tokens_per_chunk: int = 1
     model: str = "reference"
+    fault: str = ""  # applied to every request that names no `x_fault` of its own
 
 
 @dataclass
@@ -72,7 +73,7 @@ async def _generate(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     state.requests += 1
     body = await request.json()
-    fault = str(body.get("x_fault", ""))
+    fault = str(body.get("x_fault", state.schedule.fault))
     if fault in ("500", "429"):
         return web.json_response({"error": {"message": f"injected {fault}"}}, status=int(fault))
     sched, chat = state.schedule, request.path.endswith("chat/completions")
@@ -171,8 +172,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ttft-ms", type=float, default=20.0)
     ap.add_argument("--itl-ms", type=float, default=10.0)
     ap.add_argument("--tokens-per-chunk", type=int, default=1)
+    ap.add_argument("--fault", default="", help="Fault for every request, e.g. cut:3 or 500.")
     a = ap.parse_args(argv)
-    sched = Schedule(a.ttft_ms / 1e3, a.itl_ms / 1e3, a.tokens_per_chunk)
+    sched = Schedule(a.ttft_ms / 1e3, a.itl_ms / 1e3, a.tokens_per_chunk, fault=a.fault)
     web.run_app(make_app(sched), host="127.0.0.1", port=a.port, print=None, access_log=None)
 
 

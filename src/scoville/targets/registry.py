@@ -40,7 +40,8 @@ def _open_twin(spec: BenchmarkSpec) -> Target:
         from scoville.twin.target import open_twin_target
     except ImportError as exc:  # the twin is an optional part of a build
         raise TargetError(f"The digital twin is not available in this build ({exc}).") from None
-    return open_twin_target(spec.target.url, spec)
+    target: Target = open_twin_target(spec.target.url, spec)
+    return target
 
 
 OPENERS: dict[str, Callable[[BenchmarkSpec], Target]] = {

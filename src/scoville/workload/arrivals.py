@@ -20,4 +20,4 @@ def arrival_offsets_ns(n: int, rate_per_s: float, burstiness: float, seed: int) 
     scale_s = 1.0 / (rate_per_s * burstiness)  # gamma mean = shape * scale = 1/rate
     gaps_s = rng.gamma(shape=burstiness, scale=scale_s, size=n - 1)
     offsets_s = np.concatenate([[0.0], np.cumsum(gaps_s)])
-    return [int(round(x * 1e9)) for x in offsets_s]
+    return [round(float(x) * 1e9) for x in offsets_s]

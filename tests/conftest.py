@@ -1,0 +1,65 @@
+"""Shared fixtures: a reference SSE server in a child process (its own CPU time, so the
+client's timestamps are compared with what a separate process really sent)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_reference(ttft_ms: float, itl_ms: float, tokens_per_chunk: int = 1, fault: str = ""
+                    ) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scoville.targets.reference_server", "--port", str(port),
+         "--ttft-ms", str(ttft_ms), "--itl-ms", str(itl_ms),
+         "--tokens-per-chunk", str(tokens_per_chunk), "--fault", fault])
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url + "/v1/models", timeout=1).read()
+            return proc, url
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("reference server did not start")
+
+
+@pytest.fixture(scope="session")
+def reference_url() -> Iterator[str]:
+    """Reference server: first frame 50 ms after arrival, then one token every 100 ms."""
+    proc, url = start_reference(50.0, 100.0)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def cutting_url() -> Iterator[str]:
+    """Reference server that cuts every stream after 3 frames (a 1-token probe passes)."""
+    proc, url = start_reference(2.0, 2.0, fault="cut:3")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def fast_url() -> Iterator[str]:
+    """Reference server: 5 ms to the first token, then 2 ms per token."""
+    proc, url = start_reference(5.0, 2.0)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)

@@ -1,0 +1,76 @@
+"""The command line as a user meets it: real processes, real servers on loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from scoville.targets.embedded import free_port
+
+
+def scoville(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scoville.cli", *args], capture_output=True,
+                          text=True, timeout=180, cwd=cwd)
+
+
+def _run_dir(out: Path) -> Path:
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
+    return run
+
+
+def test_run_export_and_report_against_a_server(fast_url: str, tmp_path: Path) -> None:
+    res = scoville("run", "--target", fast_url, "--concurrency", "1,4", "--isl", "32",
+                   "--osl", "8", "--set", "load.requests_per_point=8",
+                   "--set", "accelerators.power_w_per_accelerator=700",
+                   "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    run = _run_dir(tmp_path)
+    for name in ("spec.json", "manifest.json", "records.jsonl", "summary.json", "report.html"):
+        assert (run / name).is_file(), name
+    lines = (run / "records.jsonl").read_text().splitlines()
+    records = [json.loads(x) for x in lines if '"type":"record"' in x]
+    assert len(records) == (8 + 2) + (8 + 8)  # measured + warmup per point
+    assert all(r["input_tokens"] == 32 and r["output_tokens"] == 8 for r in records)
+    rows = json.loads(scoville("export", str(run)).stdout)
+    assert [r["conc"] for r in rows] == [1, 4]
+    for key in ("isl", "osl", "tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu",
+                "median_ttft", "p99_ttft", "median_tpot", "median_intvty", "median_e2el"):
+        assert key in rows[0], key
+    assert rows[0]["isl"] == 32 and rows[0]["median_ttft"] < 1.0  # seconds
+    csv_out = scoville("export", str(run), "--format", "csv").stdout
+    assert csv_out.splitlines()[0].startswith("point_id,")
+    html = (run / "report.html").read_text()
+    assert "<svg" in html and "Throughput vs interactivity" in html
+    assert not re.search(r"(src|href|url)\s*[=(]\s*[\"']?https?:", html)  # self-contained
+    again = scoville("report", str(run), str(run), "--out", str(tmp_path / "cmp.html"))
+    assert again.returncode == 0 and (tmp_path / "cmp.html").is_file()
+
+
+def test_bad_spec_is_one_paragraph_without_traceback(tmp_path: Path) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text("shape:\n  isl_tokens: -3\n  colour: red\n")
+    res = scoville("run", "--spec", str(spec), "--out", str(tmp_path))
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    assert "shape.isl_tokens" in res.stderr and "shape.colour" in res.stderr
+
+
+def test_unreachable_endpoint(tmp_path: Path) -> None:
+    res = scoville("run", "--target", f"http://127.0.0.1:{free_port()}", "--out", str(tmp_path))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "Cannot reach" in res.stderr
+
+
+def test_cut_streams_are_recorded_and_flagged(cutting_url: str, tmp_path: Path) -> None:
+    res = scoville("run", "--target", cutting_url, "--concurrency", "2", "--isl", "8",
+                   "--osl", "8", "--set", "load.requests_per_point=6", "--out", str(tmp_path))
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr and "invalid" in res.stdout
+    run = _run_dir(tmp_path)
+    summary = json.loads((run / "summary.json").read_text())
+    (point,) = summary["points"]
+    assert point["n_sent"] == 6 and point["n_ok"] + point["n_failed"] == 6
+    assert point["errors"] == {"stream_cut": 6} and point["valid"] is False
