@@ -1,0 +1,232 @@
+"""The seeds' comparison table for two configurations (system vs baseline), as plain data.
+
+Lines: peak throughput per kW, peak throughput per accelerator, minimum E2E latency, maximum
+interactivity, throughput per kW at the baseline's best interactivity, and the same at each
+user-chosen interactivity target. Every ratio is oriented so that > 1 means the system is
+better ("x higher" or "x lower"). Iso-interactivity values come from `frontier.read_at`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scoville.analysis.frontier import Better, Reading, frontier_of, read_at
+from scoville.analysis.power import PowerBasis, basis_of_rows
+from scoville.analysis.rows import GroupKey, Row, num
+
+
+@dataclass(frozen=True, slots=True)
+class CompareLine:
+    key: str  # machine name, e.g. "peak_tput_per_kw", "tput_per_kw_at_intvty_169"
+    metric: str  # human label
+    unit: str
+    system: float | None
+    baseline: float | None
+    ratio: float | None  # > 1: the system is better (higher, or lower where lower is better)
+    better: Better
+    status: str  # "ok", or why there is no ratio ("unreachable by system", "no power", ...)
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonTable:
+    system: str
+    baseline: str
+    system_power: PowerBasis | None
+    baseline_power: PowerBasis | None
+    lines: tuple[CompareLine, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def line(self, key: str) -> CompareLine:
+        for ln in self.lines:
+            if ln.key == key:
+                return ln
+        raise KeyError(key)
+
+
+def _valid(rows: Sequence[Row]) -> list[Row]:
+    return [r for r in rows if r.get("valid") is not False]
+
+
+def _extreme(rows: Sequence[Row], key: str, better: Better) -> float | None:
+    vals = [v for r in rows if (v := num(r, key)) is not None]
+    if not vals:
+        return None
+    return max(vals) if better == "higher" else min(vals)
+
+
+def _ratio(s: float | None, b: float | None, better: Better) -> float | None:
+    if s is None or b is None or s <= 0 or b <= 0:
+        return None
+    return s / b if better == "higher" else b / s
+
+
+def _line(
+    key: str, metric: str, unit: str, s: float | None, b: float | None, better: Better, missing: str
+) -> CompareLine:
+    r = _ratio(s, b, better)
+    return CompareLine(key, metric, unit, s, b, r, better, "ok" if r is not None else missing)
+
+
+def _iso_line(
+    key: str, metric: str, unit: str, sys_read: Reading, base_read: Reading
+) -> CompareLine:
+    status = "ok"
+    if sys_read.value is None:
+        status = f"{sys_read.status} for system"
+    elif base_read.value is None:
+        status = f"{base_read.status} for baseline"
+    note = ""
+    if sys_read.bound is not None or base_read.bound is not None:
+        note = (
+            f"outside a measured range; bounds: system >= {sys_read.bound}, "
+            f"baseline >= {base_read.bound}"
+        )
+    r = _ratio(sys_read.value, base_read.value, "higher") if status == "ok" else None
+    return CompareLine(
+        key, metric, unit, sys_read.value, base_read.value, r, "higher", status, note
+    )
+
+
+def compare(
+    system_rows: Sequence[Row],
+    baseline_rows: Sequence[Row],
+    targets: Sequence[float] = (),
+    intvty_metric: str = "median_intvty",
+    e2e_metric: str = "median_e2e",
+) -> ComparisonTable:
+    """The comparison table for two configurations' point ROWs (invalid points excluded).
+
+    Per-kW lines use each side's `tput_per_kw` (its declared power basis); they say "no power"
+    when a side has none. Iso-interactivity lines read both throughput/interactivity frontiers
+    at the same x and never extrapolate.
+    """
+    sys_rows, base_rows = _valid(system_rows), _valid(baseline_rows)
+    lines = [
+        _line(
+            "peak_tput_per_kw",
+            "Peak throughput per kW",
+            "tok/s/kW",
+            _extreme(sys_rows, "tput_per_kw", "higher"),
+            _extreme(base_rows, "tput_per_kw", "higher"),
+            "higher",
+            "no power",
+        ),
+        _line(
+            "peak_tput_per_gpu",
+            "Peak throughput per accelerator",
+            "tok/s/acc",
+            _extreme(sys_rows, "tput_per_gpu", "higher"),
+            _extreme(base_rows, "tput_per_gpu", "higher"),
+            "higher",
+            "missing",
+        ),
+        _line(
+            "min_e2e_s",
+            f"Minimum E2E latency ({e2e_metric})",
+            "s",
+            _extreme(sys_rows, e2e_metric, "lower"),
+            _extreme(base_rows, e2e_metric, "lower"),
+            "lower",
+            "missing",
+        ),
+        _line(
+            "max_intvty",
+            f"Maximum interactivity ({intvty_metric})",
+            "tok/s/user",
+            _extreme(sys_rows, intvty_metric, "higher"),
+            _extreme(base_rows, intvty_metric, "higher"),
+            "higher",
+            "missing",
+        ),
+    ]
+    sys_f = frontier_of(sys_rows, intvty_metric, "tput_per_kw")
+    base_f = frontier_of(base_rows, intvty_metric, "tput_per_kw")
+    best = base_f.best_x()
+    if best is not None:
+        lines.append(
+            _iso_line(
+                "tput_per_kw_at_baseline_best_intvty",
+                f"Throughput per kW at the baseline's best interactivity ({best:.4g} tok/s/user)",
+                "tok/s/kW",
+                read_at(sys_f, best),
+                read_at(base_f, best),
+            )
+        )
+    else:
+        lines.append(
+            CompareLine(
+                "tput_per_kw_at_baseline_best_intvty",
+                "Throughput per kW at the baseline's best interactivity",
+                "tok/s/kW",
+                None,
+                None,
+                None,
+                "higher",
+                "no power",
+            )
+        )
+    for t in targets:
+        lines.append(
+            _iso_line(
+                f"tput_per_kw_at_intvty_{t:g}",
+                f"Throughput per kW at {t:g} tok/s/user",
+                "tok/s/kW",
+                read_at(sys_f, t),
+                read_at(base_f, t),
+            )
+        )
+    return ComparisonTable(
+        _label(sys_rows or system_rows),
+        _label(base_rows or baseline_rows),
+        basis_of_rows(sys_rows),
+        basis_of_rows(base_rows),
+        tuple(lines),
+    )
+
+
+def _label(rows: Sequence[Row]) -> str:
+    return GroupKey.of(rows[0]).label() if rows else "(no rows)"
+
+
+def format_ratio(line: CompareLine) -> str:
+    """'1.90x higher' / '1.75x lower' / '' (no ratio)."""
+    if line.ratio is None:
+        return ""
+    word = "higher" if line.better == "higher" else "lower"
+    return f"{line.ratio:.2f}x {word}"
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def html_table(table: ComparisonTable) -> str:
+    """A self-contained HTML <table> (escaped) for the report."""
+    esc = html.escape
+    head = (
+        f"<tr><th>metric</th><th>{esc(table.system)}</th><th>{esc(table.baseline)}</th>"
+        "<th>ratio</th><th>status</th></tr>"
+    )
+    body = []
+    for ln in table.lines:
+        body.append(
+            f"<tr><td>{esc(ln.metric)} [{esc(ln.unit)}]</td><td>{_fmt(ln.system)}</td>"
+            f"<td>{_fmt(ln.baseline)}</td><td>{esc(format_ratio(ln))}</td>"
+            f"<td>{esc(ln.status)}{(' - ' + esc(ln.note)) if ln.note else ''}</td></tr>"
+        )
+    cap = "power: system {}; baseline {}".format(
+        esc(table.system_power.label()) if table.system_power else "none declared",
+        esc(table.baseline_power.label()) if table.baseline_power else "none declared",
+    )
+    return (
+        f'<table class="scoville-compare"><caption>{cap}</caption>'
+        f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+    )
