@@ -304,7 +304,7 @@ def audit_claim(
         findings.append(f"{x.field}: {x.status} (system {x.system}, baseline {x.baseline})")
     caveats = [x.field for x in conds if x.status == "unstated" and x not in against]
     if caveats:
-        findings.append(f"caveat, not stated for both sides: {', '.join(caveats)}")
+        findings.append(f"caveat, unstated on at least one side: {', '.join(caveats)}")
     boundary, notes = _boundary_table(c, s, b)
     findings.extend(notes)
     verdict: Verdict

@@ -15,7 +15,8 @@ from typing import Any
 
 from scoville.analysis.frontier import Better, Reading, frontier_of, read_at
 from scoville.analysis.power import PowerBasis, basis_of_rows
-from scoville.analysis.rows import GroupKey, Row, num
+from scoville.analysis.rows import GroupKey, Row, group_rows, num
+from scoville.errors import UserError
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,3 +231,30 @@ def html_table(table: ComparisonTable) -> str:
         f'<table class="scoville-compare"><caption>{cap}</caption>'
         f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def find_group(groups: Sequence[GroupKey], name: str) -> GroupKey:
+    """The group whose label or system equals `name` (case-insensitive); exactly one."""
+    want = name.strip().lower()
+    hits = [g for g in groups if want in (g.label().lower(), g.system.lower())]
+    if len(hits) == 1:
+        return hits[0]
+    known = "; ".join(sorted(g.label() for g in groups)) or "(none)"
+    if not hits:
+        raise UserError(f"No configuration is called {name!r}. Known: {known}.")
+    raise UserError(
+        f"{name!r} matches {len(hits)} configurations; use the full label. Known: {known}."
+    )
+
+
+def compare_groups(
+    rows: Sequence[Row], baseline: str, targets: Sequence[float] = ()
+) -> list[ComparisonTable]:
+    """One table per configuration against the named baseline configuration."""
+    groups = group_rows(rows)
+    base_key = find_group(list(groups), baseline)
+    return [
+        compare(g_rows, groups[base_key], targets)
+        for key, g_rows in groups.items()
+        if key != base_key
+    ]

@@ -133,6 +133,8 @@ class RatioUnderBoundary:
     baseline_per_kw: float | None
     ratio: float
     like_for_like: bool  # both sides at the same boundary kind (or both per accelerator)
+    system_tput_per_accelerator: float = 0.0  # implied by the stated value and its basis
+    baseline_tput_per_accelerator: float = 0.0
 
 
 def ratio_shifts(
@@ -159,6 +161,8 @@ def ratio_shifts(
             baseline_value_per_kw,
             system_value_per_kw / baseline_value_per_kw,
             system_basis.boundary == baseline_basis.boundary,
+            sys_acc,
+            base_acc,
         )
     ]
     for label, sb, bb in alternatives:
@@ -170,7 +174,7 @@ def ratio_shifts(
         like = (sb is None and bb is None) or (
             sb is not None and bb is not None and sb.boundary == bb.boundary
         )
-        out.append(RatioUnderBoundary(label, sb, bb, s, b, ratio, like))
+        out.append(RatioUnderBoundary(label, sb, bb, s, b, ratio, like, sys_acc, base_acc))
     return out
 
 

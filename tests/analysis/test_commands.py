@@ -1,0 +1,106 @@
+"""The analysis CLI (compare, claims audit, import) through typer's runner, on fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from scoville.analysis.load import load_rows
+from scoville.commands.analysis import app
+
+DATA = Path(__file__).parent / "data"
+JALAPENO = Path(__file__).resolve().parents[2] / "examples" / "claims" / "jalapeno-2026-08.yaml"
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    main = typer.Typer()
+    main.add_typer(app)  # mounted the way the top-level CLI mounts it
+    return main
+
+
+def test_compare_json(cli: typer.Typer) -> None:
+    res = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            str(DATA / "summary_two_systems.json"),
+            "--baseline",
+            "B",
+            "-t",
+            "250",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    (table,) = json.loads(res.output)
+    lines = {ln["key"]: ln for ln in table["lines"]}
+    assert lines["peak_tput_per_kw"]["ratio"] == pytest.approx(2.0)  # 40000 / 20000
+    assert lines["min_e2e_s"]["ratio"] == pytest.approx(2.5)  # 2.5 s / 1.0 s
+    iso = lines["tput_per_kw_at_baseline_best_intvty"]  # at 150: A's line gives 35000
+    assert iso["system"] == pytest.approx(35000.0) and iso["ratio"] == pytest.approx(3.5)
+    assert lines["tput_per_kw_at_intvty_250"]["status"] == "unreachable for baseline"
+
+
+def test_compare_power_override_and_text(cli: typer.Typer, tmp_path: Path) -> None:
+    html = tmp_path / "t.html"
+    res = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            str(DATA / "summary_two_systems.json"),
+            "-b",
+            "B",
+            "--power",
+            "A=board-measured:560",
+            "--html",
+            str(html),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "board-measured 560 W" in res.output
+    # A's peak 28000 tok/s/acc at 560 W = 50000 tok/s/kW; over B's 20000 = 2.5x.
+    assert "2.50x higher" in html.read_text()
+
+
+def test_compare_unknown_baseline_is_a_user_error(cli: typer.Typer) -> None:
+    res = CliRunner().invoke(cli, ["compare", str(DATA / "summary_two_systems.json"), "-b", "Z"])
+    assert res.exit_code != 0
+    assert "Known: A (f, fp8); B (f, fp8)" in str(res.exception)
+    bad = CliRunner().invoke(
+        cli, ["compare", str(DATA / "summary_two_systems.json"), "-b", "B", "--power", "A=x"]
+    )
+    assert "should look like" in str(bad.exception)
+
+
+def test_claims_audit_text_and_json(cli: typer.Typer) -> None:
+    res = CliRunner().invoke(cli, ["claims", "audit", str(JALAPENO)])
+    assert res.exit_code == 0, res.output
+    assert "104.2x" in res.output and "Verdict rules" in res.output
+    assert "59,814 vs 53,952" in res.output  # implied tok/s per accelerator, GPT-OSS
+    res = CliRunner().invoke(cli, ["claims", "audit", str(JALAPENO), "--json", "--strict"])
+    doc = json.loads(res.output)
+    assert doc["strict"] is True and len(doc["claims"]) == 12 and len(doc["ranges"]) == 4
+
+
+def test_import_then_load(cli: typer.Typer, tmp_path: Path) -> None:
+    out = tmp_path / "imported"
+    res = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            str(DATA / "profile_export_aiperf.json"),
+            str(DATA / "inferencex_agg_b200.json"),
+            "--out",
+            str(out),
+            "--system",
+            "H200",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = load_rows(out)
+    assert len(rows) == 3 and {r["system"] for r in rows} == {"H200"}
