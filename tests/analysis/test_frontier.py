@@ -12,6 +12,7 @@ from scoville.analysis.frontier import (
     FrontierPoint,
     area_under,
     frontier_of,
+    frontier_payload,
     frontiers,
     pareto,
     read_at,
@@ -121,3 +122,35 @@ def test_pareto_is_non_dominated_and_covers_every_point(
         assert any(dominates(p, c) or (p.x == c.x and p.y == c.y) for p in front)
     assert list(front) == sorted(front, key=lambda p: p.x)
     assert len({p.x for p in front}) == len(front)
+
+
+def test_frontier_payload_is_plain_data_inside_the_range() -> None:
+    import json
+
+    (payload,) = frontier_payload(ROWS, curve_samples=5)
+    json.dumps(payload)  # JSON-ready
+    assert payload["label"] == "A (f, fp8)"
+    assert len(payload["points"]) == 5  # the invalid point is left out
+    assert [p["point_id"] for p in payload["frontier"]] == ["c4", "c2", "c1"]
+    xs = [p["x"] for p in payload["curve"]]
+    assert xs[0] == 100 and xs[-1] == 300 and len(xs) == 5
+    assert payload["curve"][1]["y"] == pytest.approx(5000 - 10 * 150)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(1, 1000), st.floats(1, 1e5)), min_size=2, max_size=15),
+    st.floats(0, 1),
+)
+def test_readings_stay_between_neighbouring_frontier_points(
+    raw: list[tuple[float, float]], t: float
+) -> None:
+    rows = [row(str(i), x, y) for i, (x, y) in enumerate(raw)]
+    f = frontier_of(rows)
+    x = f.xs[0] + t * (f.xs[-1] - f.xs[0])
+    r = read_at(f, x)
+    assert r.value is not None
+    i = max(k for k, p in enumerate(f.points) if p.x <= x)
+    j = min(i + 1, len(f.points) - 1)
+    lo, hi = sorted((f.points[i].y, f.points[j].y))
+    assert lo - 1e-6 * hi <= r.value <= hi + 1e-6 * hi

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from scoville.analysis.monotone import MonotoneCubic
 from scoville.analysis.rows import GroupKey, Row, group_rows, num
@@ -184,3 +184,45 @@ def area_under(frontier: Frontier, x_lo: float, x_hi: float) -> Area:
     if not (curve.covers(x_lo) and curve.covers(x_hi)):
         return Area(x_lo, x_hi, None, False)
     return Area(x_lo, x_hi, curve.integral(x_lo, x_hi), True)
+
+
+def frontier_payload(
+    rows: Iterable[Row],
+    x_metric: str = INTERACTIVITY,
+    y_metric: str = TPUT_PER_GPU,
+    x_better: Better = "higher",
+    curve_samples: int = 64,
+) -> list[dict[str, Any]]:
+    """Plain, JSON-ready data for drawing frontiers (the report's charts): per configuration,
+    every valid point, the frontier points and the interpolated curve between them (sampled
+    inside the measured range only)."""
+    all_rows = list(rows)
+    out: list[dict[str, Any]] = []
+    for key, f in frontiers(all_rows, x_metric, y_metric, x_better).items():
+        pts = [
+            {"x": x, "y": y, "point_id": str(r.get("point_id"))}
+            for r in all_rows
+            if GroupKey.of(r) == key
+            and r.get("valid") is not False
+            and (x := num(r, x_metric)) is not None
+            and (y := num(r, y_metric)) is not None
+        ]
+        curve: list[dict[str, float]] = []
+        if len(f.points) >= 2:
+            c = f.curve()
+            step = (c.x_max - c.x_min) / (curve_samples - 1)
+            xs = [c.x_min + i * step for i in range(curve_samples - 1)] + [c.x_max]
+            curve = [{"x": x, "y": c(x)} for x in xs]
+        out.append(
+            {
+                "label": key.label(),
+                "group": key.as_dict(),
+                "x_metric": x_metric,
+                "y_metric": y_metric,
+                "x_better": x_better,
+                "points": pts,
+                "frontier": [{"x": p.x, "y": p.y, "point_id": p.point_id} for p in f.points],
+                "curve": curve,
+            }
+        )
+    return out
