@@ -207,3 +207,11 @@ def test_runs_reproduce_or_contradict(tmp_path: Path) -> None:
     b = audit(parse_claims(doc), rows).claims[0]
     assert b.verdict == "inconsistent"
     assert [r.status for r in b.runs] == ["contradicts", "agrees", "contradicts"]
+
+
+def test_iso_claims_read_at_the_baseline_edge_are_flagged() -> None:
+    got = {a.claim_id: a for a in audit(load_claims(JALAPENO)).claims}
+    assert any(
+        "baseline's own maximum (dsr1-max-intvty)" in f for f in got["dsr1-iso-intvty"].findings
+    )
+    assert not any("own maximum" in f for f in got["dsr1-peak-tput-kw"].findings)

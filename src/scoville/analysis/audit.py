@@ -2,118 +2,28 @@
 power boundary and give a verdict per claim and per headline range.
 
 Pure: takes a validated `ClaimFile` and, optionally, the point ROWs of sides that have runs.
-The verdict rules are in `RULES` (printed by the CLI and written in docs/ANALYSIS.md).
+Result types and the verdict rules (`RULES`) live in `verdicts.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from scoville.analysis.claims import METRICS, Claim, ClaimFile, RangeClaim, Side
 from scoville.analysis.frontier import frontier_of, read_at
 from scoville.analysis.power import PowerBasis, RatioUnderBoundary, ratio_shifts, with_power
 from scoville.analysis.rows import Row, num
-
-Verdict = Literal["reproduced", "inconsistent", "not comparable", "unverifiable"]
-
-RULES = (
-    "inconsistent: the stated ratio does not follow from the stated numbers (it differs from "
-    "the recomputed ratio by more than half a unit in its last written digit), the unit "
-    "contradicts the metric, or a run contradicts a stated value beyond tolerance_rel.",
-    "not comparable: the arithmetic holds but a condition stated for both sides differs "
-    "(model, precision, ISL/OSL, speculative decoding, disaggregation, power boundary, "
-    "percentile, quality or latency target), or a condition the metric needs is missing "
-    "(model, ISL/OSL; power boundary and denominator for per-kW metrics). With --strict, "
-    "a condition left unstated on either side also makes the claim not comparable.",
-    "unverifiable: nothing can be checked: the numbers behind the ratio are not stated (or "
-    "no ratio is stated) and no run of both sides is given.",
-    "reproduced: the stated ratio follows from the stated numbers ('arithmetic'), or runs of "
-    "both sides reproduce the stated values within tolerance_rel ('runs'); unstated "
-    "conditions are listed as caveats.",
-    "ranges: a headline range is inconsistent when its low or high end does not round to the "
-    "smallest/largest member ratio, unverifiable when a member ratio can only be taken as "
-    "stated, reproduced otherwise.",
+from scoville.analysis.verdicts import (
+    CONDITIONS,
+    PER_KW_METRICS,
+    AuditReport,
+    ClaimAudit,
+    Condition,
+    RangeAudit,
+    RunCheck,
+    Verdict,
 )
-
-_CONDITIONS = (
-    "model",
-    "precision",
-    "isl_tokens",
-    "osl_tokens",
-    "spec_decode",
-    "disagg",
-    "percentile",
-    "quality_target",
-    "latency_target",
-)
-_PER_KW = ("peak_tput_per_kw", "tput_per_kw_at_intvty")
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    field: str
-    system: str | None
-    baseline: str | None
-    status: Literal["same", "differs", "unstated", "missing", "informational"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunCheck:
-    side: str
-    stated: float | None
-    measured: float | None
-    status: Literal["agrees", "contradicts", "measured", "no data"]  # measured: none stated
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimAudit:
-    claim_id: str
-    metric: str
-    statement: str
-    system: str
-    baseline: str
-    unit: str
-    system_value: float | None
-    baseline_value: float | None
-    stated_ratio: float | None
-    recomputed_ratio: float | None
-    tolerance: float | None
-    conditions: tuple[Condition, ...]
-    boundary: tuple[RatioUnderBoundary, ...]
-    runs: tuple[RunCheck, ...]
-    findings: tuple[str, ...]
-    verdict: Verdict
-    basis: str  # "arithmetic", "runs" or ""
-    sources: tuple[str, ...] = field(default=())
-
-
-@dataclass(frozen=True, slots=True)
-class RangeAudit:
-    range_id: str
-    statement: str
-    stated_min: float
-    stated_max: float
-    members: tuple[
-        tuple[str, float | None, str], ...
-    ]  # (claim id, ratio, "recomputed"|"stated"|"none")
-    low: float | None
-    high: float | None
-    findings: tuple[str, ...]
-    verdict: Verdict
-
-
-@dataclass(frozen=True, slots=True)
-class AuditReport:
-    title: str
-    strict: bool
-    claims: tuple[ClaimAudit, ...]
-    ranges: tuple[RangeAudit, ...]
-    rules: tuple[str, ...] = RULES
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def written_tolerance(stated: float) -> float:
@@ -144,9 +54,9 @@ def _show(v: object) -> str | None:
 def compare_conditions(metric: str, s: Side, b: Side) -> list[Condition]:
     """Each condition side by side; `missing` when a condition the metric needs is unstated."""
     pairs: list[tuple[str, object, object]] = [
-        (f, getattr(s, f), getattr(b, f)) for f in _CONDITIONS
+        (f, getattr(s, f), getattr(b, f)) for f in CONDITIONS
     ]
-    if metric in _PER_KW:
+    if metric in PER_KW_METRICS:
         pairs.append(("power boundary", s.power.boundary, b.power.boundary))
         pairs.append(
             ("power denominator (W)", s.power.w_per_accelerator, b.power.w_per_accelerator)
@@ -170,7 +80,7 @@ def compare_conditions(metric: str, s: Side, b: Side) -> list[Condition]:
 def _boundary_table(c: Claim, s: Side, b: Side) -> tuple[tuple[RatioUnderBoundary, ...], list[str]]:
     notes: list[str] = []
     sw, bw = s.power.w_per_accelerator, b.power.w_per_accelerator
-    if c.metric not in _PER_KW or None in (c.system_value, c.baseline_value, sw, bw):
+    if c.metric not in PER_KW_METRICS or None in (c.system_value, c.baseline_value, sw, bw):
         return (), notes
     assert sw is not None and bw is not None and s.power.boundary and b.power.boundary
     sb, bb = PowerBasis(s.power.boundary, sw), PowerBasis(b.power.boundary, bw)
@@ -205,7 +115,7 @@ def measure(metric: str, rows: Sequence[Row], side: Side, at_intvty: float | Non
     pct = side.percentile or "median"
     valid = [r for r in rows if r.get("valid") is not False]
     if (
-        metric in _PER_KW
+        metric in PER_KW_METRICS
         and side.power.w_per_accelerator
         and side.power.boundary
         and not any(num(r, "tput_per_kw") for r in valid)
@@ -278,6 +188,22 @@ def _runs_ratio(c: Claim, runs: Sequence[RunCheck]) -> float | None:
     return ratio(c.metric, got.get(c.system), got.get(c.baseline))
 
 
+def _edge_note(c: Claim, cf: ClaimFile) -> list[str]:
+    """Flag iso-interactivity claims read at the baseline's own best interactivity: the end of
+    its measured range, where its throughput falls to the single-stream point."""
+    if c.metric != "tput_per_kw_at_intvty" or c.at_intvty is None:
+        return []
+    for o in cf.claims:
+        same = (o.system, o.baseline) == (c.system, c.baseline) and o.metric == "max_intvty"
+        if same and o.baseline_value and abs(o.baseline_value - c.at_intvty) <= 0.01 * c.at_intvty:
+            return [
+                f"read at {c.at_intvty:g} tok/s/user, the baseline's own maximum ({o.id}): the "
+                "end of its measured range, where its frontier throughput is lowest, so the "
+                "ratio is an edge value that says little about the rest of the curves"
+            ]
+    return []
+
+
 def audit_claim(
     c: Claim, cf: ClaimFile, rows: Mapping[str, Sequence[Row]], strict: bool = False
 ) -> ClaimAudit:
@@ -307,6 +233,7 @@ def audit_claim(
         findings.append(f"caveat, unstated on at least one side: {', '.join(caveats)}")
     boundary, notes = _boundary_table(c, s, b)
     findings.extend(notes)
+    findings.extend(_edge_note(c, cf))
     verdict: Verdict
     basis = ""
     if follows is False or bad_unit or any(r.status == "contradicts" for r in runs):

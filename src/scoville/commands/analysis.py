@@ -15,9 +15,9 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoville.analysis.audit import AuditReport, ClaimAudit
     from scoville.analysis.compare import ComparisonTable
     from scoville.analysis.rows import Row
+    from scoville.analysis.verdicts import AuditReport, ClaimAudit
 
 app = typer.Typer(no_args_is_help=True)
 claims_app = typer.Typer(no_args_is_help=True, help="Audit published claims.")
