@@ -74,5 +74,16 @@ def test_html_table_is_escaped_and_complete() -> None:
     sys_rows = [dict(r, system="<A&>") for r in SYS]
     out = html_table(compare(sys_rows, BASE, targets=[250]))
     assert "&lt;A&amp;&gt;" in out and "<A&>" not in out
-    assert out.count("<tr>") == 1 + 6
+    assert out.count("<tr>") == 1 + 7
     assert "package-tdp 1200 W" in out and "2.00x higher" in out
+
+
+def test_area_over_the_common_range() -> None:
+    t = compare(SYS, BASE)
+    a = t.line("area_tput_per_kw_common_range")
+    # Common range 100-150: system line 40000->35000, baseline line 15000->10000 (width 50).
+    assert a.system == pytest.approx((40000 + 35000) / 2 * 50)
+    assert a.baseline == pytest.approx((15000 + 10000) / 2 * 50)
+    assert a.ratio == pytest.approx(3.0)
+    far = compare(SYS, [pt("B", 10, 1, 9.0), pt("B", 20, 0.5, 9.5)])
+    assert far.line("area_tput_per_kw_common_range").status == "no common interactivity range"

@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from scoville.analysis.frontier import Better, Reading, frontier_of, read_at
+from scoville.analysis.frontier import (
+    Better,
+    Frontier,
+    Reading,
+    area_under,
+    frontier_of,
+    read_at,
+)
 from scoville.analysis.power import PowerBasis, basis_of_rows
 from scoville.analysis.rows import GroupKey, Row, group_rows, num
 from scoville.errors import UserError
@@ -94,6 +101,31 @@ def _iso_line(
     )
 
 
+def _area_line(sys_f: Frontier, base_f: Frontier) -> CompareLine:
+    """Area under both per-kW frontiers over their common interactivity range (whole curves)."""
+    key, unit = "area_tput_per_kw_common_range", "tok/s/kW x tok/s/user"
+    if not sys_f.points or not base_f.points:
+        return CompareLine(
+            key, "Area under the frontier", unit, None, None, None, "higher", "no power"
+        )
+    lo = max(sys_f.xs[0], base_f.xs[0])
+    hi = min(sys_f.xs[-1], base_f.xs[-1])
+    label = f"Area under the frontier over {lo:.4g}-{hi:.4g} tok/s/user"
+    if hi <= lo:
+        return CompareLine(
+            key,
+            "Area under the frontier",
+            unit,
+            None,
+            None,
+            None,
+            "higher",
+            "no common interactivity range",
+        )
+    s_area, b_area = area_under(sys_f, lo, hi).value, area_under(base_f, lo, hi).value
+    return _line(key, label, unit, s_area, b_area, "higher", "missing")
+
+
 def compare(
     system_rows: Sequence[Row],
     baseline_rows: Sequence[Row],
@@ -172,6 +204,7 @@ def compare(
                 "no power",
             )
         )
+    lines.append(_area_line(sys_f, base_f))
     for t in targets:
         lines.append(
             _iso_line(
