@@ -215,3 +215,15 @@ def test_iso_claims_read_at_the_baseline_edge_are_flagged() -> None:
         "baseline's own maximum (dsr1-max-intvty)" in f for f in got["dsr1-iso-intvty"].findings
     )
     assert not any("own maximum" in f for f in got["dsr1-peak-tput-kw"].findings)
+
+
+def test_audit_html_is_escaped_and_complete() -> None:
+    from scoville.analysis.verdicts import audit_html
+
+    doc = base_doc()
+    doc["claims"][0]["statement"] = "<b>2x</b> & more"
+    out = audit_html(audit(parse_claims(doc)))
+    assert "&lt;b&gt;2x&lt;/b&gt; &amp; more" in out and "<b>2x</b>" not in out
+    full = audit_html(audit(load_claims(JALAPENO)))
+    assert full.count('class="verdict-') == 12 and "104.2x" in full
+    assert "Verdict rules" in full

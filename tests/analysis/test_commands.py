@@ -77,9 +77,11 @@ def test_compare_unknown_baseline_is_a_user_error(cli: typer.Typer) -> None:
     assert "should look like" in str(bad.exception)
 
 
-def test_claims_audit_text_and_json(cli: typer.Typer) -> None:
-    res = CliRunner().invoke(cli, ["claims", "audit", str(JALAPENO)])
+def test_claims_audit_text_and_json(cli: typer.Typer, tmp_path: Path) -> None:
+    html = tmp_path / "audit.html"
+    res = CliRunner().invoke(cli, ["claims", "audit", str(JALAPENO), "--html", str(html)])
     assert res.exit_code == 0, res.output
+    assert "scoville-audit" in html.read_text()
     assert "104.2x" in res.output and "Verdict rules" in res.output
     assert "59,814 vs 53,952" in res.output  # implied tok/s per accelerator, GPT-OSS
     res = CliRunner().invoke(cli, ["claims", "audit", str(JALAPENO), "--json", "--strict"])
@@ -104,3 +106,11 @@ def test_import_then_load(cli: typer.Typer, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     rows = load_rows(out)
     assert len(rows) == 3 and {r["system"] for r in rows} == {"H200"}
+
+
+def test_claims_audit_bad_file_is_a_user_error(cli: typer.Typer, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema: scoville.claims/1\ntitle: t\nsides: {}\nclaims: [{id: x}]\n")
+    res = CliRunner().invoke(cli, ["claims", "audit", str(bad)])
+    assert res.exit_code != 0
+    assert "claims.0.metric" in str(res.exception)

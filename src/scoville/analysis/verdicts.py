@@ -6,6 +6,7 @@ report. `RULES` is the written definition of each verdict (also in docs/ANALYSIS
 
 from __future__ import annotations
 
+import html
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -109,3 +110,41 @@ class AuditReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def audit_html(report: AuditReport) -> str:
+    """The audit as self-contained, escaped HTML (a claims table, details, ranges, the rules)."""
+    esc = html.escape
+
+    def ratio(v: float | None) -> str:
+        return f"{v:.4g}x" if v is not None else "-"
+
+    rows = "".join(
+        f'<tr class="verdict-{a.verdict.replace(" ", "-")}"><td>{esc(a.claim_id)}</td>'
+        f"<td>{esc(a.statement)}</td><td>{esc(a.system)} vs {esc(a.baseline)}</td>"
+        f"<td>{ratio(a.stated_ratio)}</td><td>{ratio(a.recomputed_ratio)}</td>"
+        f"<td>{esc(a.verdict)}{' (' + esc(a.basis) + ')' if a.basis else ''}</td>"
+        f"<td><ul>{''.join(f'<li>{esc(f)}</li>' for f in a.findings)}"
+        + "".join(
+            f"<li>power {esc(b.label)}: {b.ratio:.3g}x"
+            f"{'' if b.like_for_like else ' (not like for like)'}</li>"
+            for b in a.boundary
+        )
+        + "</ul></td></tr>"
+        for a in report.claims
+    )
+    ranges = "".join(
+        f"<tr><td>{esc(g.statement)}</td><td>{g.stated_min}-{g.stated_max}x</td>"
+        f"<td>{esc('; '.join(g.findings))}</td><td>{esc(g.verdict)}</td></tr>"
+        for g in report.ranges
+    )
+    rules = "".join(f"<li>{esc(r)}</li>" for r in report.rules)
+    return (
+        f'<section class="scoville-audit"><h2>{esc(report.title)}'
+        f"{' (strict)' if report.strict else ''}</h2>"
+        "<table><thead><tr><th>claim</th><th>statement</th><th>sides</th><th>stated</th>"
+        "<th>recomputed</th><th>verdict</th><th>findings</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+        "<table><thead><tr><th>range</th><th>stated</th><th>members</th><th>verdict</th></tr>"
+        f"</thead><tbody>{ranges}</tbody></table><h3>Verdict rules</h3><ul>{rules}</ul></section>"
+    )

@@ -116,13 +116,19 @@ def audit_cmd(
     strict: Annotated[
         bool, typer.Option(help="Treat conditions unstated on either side as not comparable.")
     ] = False,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Write the audit as HTML.")
+    ] = None,
 ) -> None:
     """Recompute every stated ratio, list differing conditions, re-normalise power, judge."""
     from scoville.analysis.audit import audit
     from scoville.analysis.claims import load_claims, load_side_rows
+    from scoville.analysis.verdicts import audit_html
 
     cf = load_claims(file)
     report = audit(cf, load_side_rows(cf, file.parent), strict=strict)
+    if html_out is not None:
+        html_out.write_text(audit_html(report), encoding="utf-8")
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
         return
