@@ -90,3 +90,20 @@ def test_bad_inputs_name_the_problem(tmp_path: Path) -> None:
         load_rows(p)
     with pytest.raises(DataError, match="does not exist"):
         load_rows(tmp_path / "missing")
+
+
+def test_directory_of_runs_is_a_group(tmp_path: Path) -> None:
+    for name, system in (("r1", "A"), ("r2", "B")):
+        (tmp_path / name).mkdir()
+        doc = {
+            "schema": "scoville.summary/1",
+            "run_id": name,
+            "labels": {"system": system},
+            "points": [{"point_id": "c1", "tput_per_gpu": 1.0, "system": None}],
+        }
+        (tmp_path / name / "summary.json").write_text(json.dumps(doc))
+    rows = load_rows(tmp_path)
+    assert [(r["run_id"], r["system"]) for r in rows] == [("r1", "A"), ("r2", "B")]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="no summary.json"):
+        load_rows(tmp_path / "empty")

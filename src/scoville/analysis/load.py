@@ -1,7 +1,8 @@
 """Loading point ROWs from disk: run bundles, summary.json files and imported result files.
 
 The one module in analysis that reads files (besides the claim-file loader). A path may be a
-run directory (holding summary.json), a scoville summary.json, an InferenceX agg_*.json (one
+run directory (holding summary.json), a directory of run directories (a group), a scoville
+summary.json, an InferenceX agg_*.json (one
 row or a list) or an AIPerf profile_export_aiperf.json; the format is detected from content.
 """
 
@@ -49,6 +50,11 @@ def load_rows(path: str | Path) -> list[Row]:
     from scoville.analysis import importers  # the importers module also owns the detection
 
     p = Path(path)
+    if p.is_dir() and not (p / "summary.json").exists():
+        runs = sorted(p.glob("*/summary.json"))
+        if not runs:
+            raise DataError(f"{p} holds no summary.json and no run directories with one.")
+        return [row for run in runs for row in load_rows(run)]
     if p.is_dir():
         p = p / "summary.json"
     doc = read_json(p)
