@@ -105,5 +105,5 @@ def test_directory_of_runs_is_a_group(tmp_path: Path) -> None:
     rows = load_rows(tmp_path)
     assert [(r["run_id"], r["system"]) for r in rows] == [("r1", "A"), ("r2", "B")]
     (tmp_path / "empty").mkdir()
-    with pytest.raises(DataError, match="no summary.json"):
+    with pytest.raises(DataError, match=r"no summary\.json"):
         load_rows(tmp_path / "empty")
