@@ -26,8 +26,9 @@ def test_inferencex_agg_rows() -> None:
     )
     assert r4["n_accelerators"] == 8 and r4["isl"] == 8192
     assert r4["median_e2e"] == 4.3 and r4["p99_ttft"] == 0.4 and r4["std_ttft"] == 0.03
-    assert r4["median_intvty"] == 250.0
-    assert "mean_intvty" not in r4 and "p99_intvty" not in r4  # other convention: dropped
+    assert r4["median_intvty"] == 250.0 and r4["p99_intvty"] == 125.0  # 1/p99 TPOT: kept
+    assert "mean_intvty" not in r4  # 1/mean TPOT is not our mean(1/TPOT): dropped
+    assert r64["p99_intvty"] == pytest.approx(1 / 0.03)  # derived from p99_tpot
     assert r64["input_tput_per_gpu"] == pytest.approx(8000.0)  # 9000 - 1000, aggregated
     assert r4.get("tput_per_kw") is None  # no power in agg rows
 
@@ -46,7 +47,9 @@ def test_aiperf_profile_export() -> None:
     assert r["model"] == "openai/gpt-oss-20b" and r["conc"] == 32 and r["point_id"] == "c32"
     assert r["median_e2e"] == pytest.approx(1.5) and r["p99_ttft"] == pytest.approx(0.24)
     assert r["median_tpot"] == pytest.approx(0.014)
-    assert r["median_intvty"] == 71.4
+    # Tail-aligned: pX = 1 / pX(ITL); the mean is AIPerf's per-user throughput average.
+    assert r["median_intvty"] == pytest.approx(1 / 0.014)
+    assert r["p99_intvty"] == pytest.approx(1 / 0.021) and r["mean_intvty"] == 68.0
     # 100000 input tokens over 10 s + 1000 output tok/s = 11000 tok/s over 2 GPUs (telemetry).
     assert r["n_accelerators"] == 2
     assert r["tput_per_gpu"] == pytest.approx(5500.0)

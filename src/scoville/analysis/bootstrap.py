@@ -56,7 +56,13 @@ class RequestArrays:
     output_tokens: FloatArray
     e2e_s: FloatArray
     ttft_s: FloatArray
-    intvty_per_s: FloatArray  # 1 / TPOT; NaN for requests with fewer than two output tokens
+    tpot_s: FloatArray  # decode time / (output - 1); NaN for fewer than two output tokens
+
+    @property
+    def intvty_per_s(self) -> FloatArray:
+        """Per-request interactivity, 1 / TPOT (tokens/s/user)."""
+        with np.errstate(divide="ignore"):
+            return np.asarray(1.0 / self.tpot_s, dtype=np.float64)
 
     @classmethod
     def of(cls, records: Sequence[RequestRecord]) -> RequestArrays:
@@ -67,8 +73,8 @@ class RequestArrays:
         ttft = np.array([(r.chunk_ns[0] - r.start_ns) / 1e9 for r in ok], dtype=np.float64)
         decode = np.array([(r.chunk_ns[-1] - r.chunk_ns[0]) / 1e9 for r in ok], dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            intvty = np.where((out > 1) & (decode > 0), (out - 1) / decode, np.nan)
-        return cls(inp, out, e2e, ttft, intvty)
+            tpot = np.where((out > 1) & (decode > 0), decode / (out - 1), np.nan)
+        return cls(inp, out, e2e, ttft, tpot)
 
 
 def bootstrap_requests(
@@ -82,7 +88,8 @@ def bootstrap_requests(
     """Intervals for a point's headline numbers by resampling its requests.
 
     Keys: `tput_per_gpu` and `output_tput_per_gpu` (tokens/s per accelerator over the fixed
-    window), `median_intvty` (tokens/s/user), `median_e2e_s`, `median_ttft_s`. The window is
+    window), `median_intvty` (tokens/s/user, 1 / median TPOT: the metrics table's
+    tail-aligned convention), `median_e2e_s`, `median_ttft_s`. The window is
     held fixed: resampling asks how much the numbers depend on which requests were drawn.
     """
     n = arrays.output_tokens.size
@@ -99,7 +106,7 @@ def bootstrap_requests(
             lambda a: a.sum(axis=1) * per_gpu,
             float(arrays.output_tokens.sum() * per_gpu),
         ),
-        "median_intvty": (arrays.intvty_per_s, _nanmedian_rows, _nanmedian(arrays.intvty_per_s)),
+        "median_intvty": (arrays.tpot_s, _inv_median_rows, 1.0 / _nanmedian(arrays.tpot_s)),
         "median_e2e_s": (arrays.e2e_s, _nanmedian_rows, _nanmedian(arrays.e2e_s)),
         "median_ttft_s": (arrays.ttft_s, _nanmedian_rows, _nanmedian(arrays.ttft_s)),
     }
@@ -118,6 +125,12 @@ def _nanmedian_rows(a: FloatArray) -> FloatArray:
     with warnings.catch_warnings():  # all-NaN rows are expected (no decode): they give NaN
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(np.nanmedian(a, axis=1), dtype=np.float64)
+
+
+def _inv_median_rows(tpot: FloatArray) -> FloatArray:
+    """Interactivity per resample: 1 / median TPOT (NaN where no request decoded)."""
+    with np.errstate(divide="ignore"):
+        return np.asarray(1.0 / _nanmedian_rows(tpot), dtype=np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,13 +224,13 @@ def bootstrap_frontier_band_requests(
             else (arr.input_tokens + arr.output_tokens)
         )
         reps[pid] = {
-            "x": _nanmedian_rows(arr.intvty_per_s[idx]),
+            "x": _inv_median_rows(arr.tpot_s[idx]),
             "y": y_src[idx].sum(axis=1) * per_gpu,
         }
         central_rows.append(
             {
                 "point_id": pid,
-                "median_intvty": _nanmedian(arr.intvty_per_s),
+                "median_intvty": 1.0 / _nanmedian(arr.tpot_s),
                 y_metric: float(y_src.sum() * per_gpu),
             }
         )

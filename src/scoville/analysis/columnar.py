@@ -65,13 +65,13 @@ def point_rows(
 ) -> list[Row]:
     """Point ROWs from per-request columns of successful requests.
 
-    TPOT = (E2E - TTFT) / (output - 1); interactivity = 1 / TPOT per request (NaN for one-token
-    outputs). Throughputs divide token sums by each point's window and accelerator count.
+    TPOT = (E2E - TTFT) / (output - 1) (NaN for one-token outputs); interactivity follows the
+    metrics table: mean = mean(1/TPOT), pX = 1 / pX(TPOT) (the rate X% of requests got).
+    Throughputs divide token sums by each point's window and accelerator count.
     """
     n = len(point_ids)
     with np.errstate(divide="ignore", invalid="ignore"):
         tpot = np.where(output_tokens > 1, (e2e_s - ttft_s) / (output_tokens - 1), np.nan)
-        intvty = np.where(tpot > 0, 1.0 / tpot, np.nan)
     win = np.asarray(window_s, dtype=np.float64) * n_accelerators
     tok_in = np.bincount(point_idx, weights=input_tokens, minlength=n)
     tok_out = np.bincount(point_idx, weights=output_tokens, minlength=n)
@@ -79,8 +79,12 @@ def point_rows(
     qs = list(QUANTILES.values())
     stats = {
         name: (grouped_mean(point_idx, arr, n), grouped_quantiles(point_idx, arr, qs, n))
-        for name, arr in (("ttft", ttft_s), ("tpot", tpot), ("e2e", e2e_s), ("intvty", intvty))
+        for name, arr in (("ttft", ttft_s), ("tpot", tpot), ("e2e", e2e_s))
     }
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # Interactivity, tail-aligned as in the metrics table: mean(1/TPOT), pX = 1/pX(TPOT).
+        inv = np.where(tpot > 0, 1.0 / tpot, np.nan)
+        stats["intvty"] = (grouped_mean(point_idx, inv, n), 1.0 / stats["tpot"][1])
     rows: list[Row] = []
     for i, pid in enumerate(point_ids):
         row: dict[str, Any] = dict(labels or {})

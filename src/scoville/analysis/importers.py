@@ -44,8 +44,9 @@ def rows_from_inferencex(doc: Any, source: str = "") -> list[Row]:
 
     Kept as published: `tput_per_gpu`, `output_tput_per_gpu`, `input_tput_per_gpu` (for
     disaggregated rows InferenceX divides output by decode GPUs and input by prefill GPUs).
-    Times arrive in seconds. `median_intvty` is InferenceX's 1/median TPOT; its other intvty
-    fields (1/mean TPOT, 1/p99 TPOT) do not match our per-request percentiles and are dropped.
+    Times arrive in seconds. InferenceX's `pX_intvty` is 1 / pX(TPOT), the same tail-aligned
+    convention as our metrics table, and is kept (or derived from `pX_tpot`); its `mean_intvty`
+    is 1 / mean TPOT, not our mean(1/TPOT), and is dropped.
     """
     items = doc if isinstance(doc, list) else [doc]
     out: list[Row] = []
@@ -95,9 +96,13 @@ def _ix_row(item: Mapping[str, Any], where: str) -> dict[str, Any]:
         stat, _, stem = str(key).partition("_")
         if stem in _IX_STEMS and stat in _IX_STAT and num(flat, key) is not None:
             row[f"{_IX_STAT[stat]}_{_IX_STEMS[stem]}"] = float(value)
-    intvty = num(flat, "median_intvty")
-    tpot = num(flat, "median_tpot")
-    row["median_intvty"] = intvty if intvty is not None else (1.0 / tpot if tpot else None)
+    for stat in ("median", "p90", "p99", "p999"):
+        theirs = "p99.9" if stat == "p999" else stat
+        intvty, tpot = num(flat, f"{theirs}_intvty"), num(flat, f"{theirs}_tpot")
+        if intvty is None and tpot:
+            intvty = 1.0 / tpot
+        if intvty is not None:
+            row[f"{stat}_intvty"] = intvty
     _ix_power(flat, row)
     return row
 
@@ -191,10 +196,11 @@ def rows_from_aiperf(
 ) -> list[Row]:
     """One ROW from an AIPerf profile_export_aiperf.json (aggregate statistics).
 
-    Latencies are converted to seconds from each metric's `unit`. Interactivity comes from
-    `output_token_throughput_per_user` (per-request 1/ITL: our convention). Board power comes
-    from `telemetry_data` (mean of the GPUs' `gpu_power_usage` avg), which also gives the
-    accelerator count when `n_accelerators` is not passed.
+    Latencies are converted to seconds from each metric's `unit`. Interactivity percentiles are
+    1 / the ITL (= TPOT) percentile (our tail-aligned convention; AIPerf's per-user throughput
+    percentiles run the other way); the mean is `output_token_throughput_per_user` avg.
+    Board power comes from `telemetry_data` (mean of the GPUs' `gpu_power_usage` avg), which
+    also gives the accelerator count when `n_accelerators` is not passed.
     """
     if not looks_like_aiperf(doc):
         raise DataError(f"{source}: not an AIPerf profile export (no 'request_latency').")
@@ -256,12 +262,15 @@ def _aiperf_latencies(doc: Mapping[str, Any], row: dict[str, Any]) -> None:
             v = num(m, theirs)
             if v is not None:
                 row[f"{ours}_{stem}"] = v * _TO_S[unit]
+    # Interactivity, tail-aligned like our metrics table: pX = 1 / pX(TPOT); the mean is the
+    # mean of per-request 1/ITL, which is AIPerf's per-user throughput average.
+    for stat in ("median", "p90", "p99"):
+        tpot = row.get(f"{stat}_tpot")
+        if tpot:
+            row[f"{stat}_intvty"] = 1.0 / tpot
     per_user = doc.get("output_token_throughput_per_user")
-    if isinstance(per_user, dict):
-        for theirs, ours in _AIPERF_STATS.items():
-            v = num(per_user, theirs)
-            if v is not None:
-                row[f"{ours}_intvty"] = v
+    if isinstance(per_user, dict) and num(per_user, "avg") is not None:
+        row["mean_intvty"] = num(per_user, "avg")
 
 
 def _aiperf_throughput(
