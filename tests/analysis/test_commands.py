@@ -44,6 +44,33 @@ def test_compare_json(cli: typer.Typer) -> None:
     iso = lines["tput_per_kw_at_baseline_best_intvty"]  # at 150: A's line gives 35000
     assert iso["system"] == pytest.approx(35000.0) and iso["ratio"] == pytest.approx(3.5)
     assert lines["tput_per_kw_at_intvty_250"]["status"] == "unreachable for baseline"
+    assert "usd_per_m_tokens_at_peak" not in lines  # no prices given
+
+
+def test_compare_with_prices(cli: typer.Typer) -> None:
+    res = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            str(DATA / "summary_two_systems.json"),
+            "-b",
+            "B",
+            "--json",
+            "--price",
+            "A=3.6",
+            "--price",
+            "b=2.4",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    lines = {ln["key"]: ln for ln in json.loads(res.output)[0]["lines"]}
+    # A: 28000 tok/s/acc -> 100.8 M tokens/h at $3.6; B: 24000 -> 86.4 M/h at $2.4.
+    assert lines["usd_per_m_tokens_at_peak"]["system"] == pytest.approx(3.6 / 100.8)
+    assert lines["usd_per_m_tokens_at_peak"]["baseline"] == pytest.approx(2.4 / 86.4)
+    bad = CliRunner().invoke(
+        cli, ["compare", str(DATA / "summary_two_systems.json"), "-b", "B", "--price", "A=x"]
+    )
+    assert "should look like" in str(bad.exception)
 
 
 def test_compare_power_override_and_text(cli: typer.Typer, tmp_path: Path) -> None:

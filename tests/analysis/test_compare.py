@@ -87,3 +87,16 @@ def test_area_over_the_common_range() -> None:
     assert a.ratio == pytest.approx(3.0)
     far = compare(SYS, [pt("B", 10, 1, 9.0), pt("B", 20, 0.5, 9.5)])
     assert far.line("area_tput_per_kw_common_range").status == "no common interactivity range"
+
+
+def test_cost_lines_use_the_inferencex_formula() -> None:
+    # System peak 28000 tok/s/acc at $3.60/h: 3.6 / (28000 x 3600 / 1e6) = $0.0357/M;
+    # baseline peak 14000 tok/s/acc (pt() sets 0.7 x per-kW) at $2.52/h: $0.05/M.
+    t = compare(SYS, BASE, usd_per_accelerator_hour=(3.60, 2.52))
+    peak = t.line("usd_per_m_tokens_at_peak")
+    assert peak.system == pytest.approx(3.60 / 100.8)  # 28000 x 3600 / 1e6 = 100.8 M/h
+    assert peak.baseline == pytest.approx(2.52 / 50.4)  # 14000 x 3600 / 1e6 = 50.4 M/h
+    assert peak.better == "lower" and peak.ratio == pytest.approx(0.05 / (3.6 / 100.8))
+    iso = t.line("usd_per_m_tokens_at_baseline_best_intvty")  # at 150: 24500 vs 7000 tok/s
+    assert iso.system == pytest.approx(3.60 / (24500 * 3600 / 1e6))
+    assert iso.baseline == pytest.approx(2.52 / (7000 * 3600 / 1e6))

@@ -9,10 +9,11 @@ better ("x higher" or "x lower"). Iso-interactivity values come from `frontier.r
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from scoville.analysis.cost import usd_per_million_tokens
 from scoville.analysis.frontier import (
     Better,
     Frontier,
@@ -126,18 +127,62 @@ def _area_line(sys_f: Frontier, base_f: Frontier) -> CompareLine:
     return _line(key, label, unit, s_area, b_area, "higher", "missing")
 
 
+def _cost_lines(
+    sys_rows: Sequence[Row], base_rows: Sequence[Row], usd: tuple[float, float], x_metric: str
+) -> list[CompareLine]:
+    """$/M total tokens (InferenceX formula) at peak throughput and at the baseline's best
+    interactivity, each side at its own $/accelerator-hour; lower is better."""
+
+    def cost(price: float, tput: float | None) -> float | None:
+        return usd_per_million_tokens(price, tput) if tput and tput > 0 else None
+
+    unit = "$/M tokens"
+    peak_s = _extreme(sys_rows, "tput_per_gpu", "higher")
+    peak_b = _extreme(base_rows, "tput_per_gpu", "higher")
+    out = [
+        _line(
+            "usd_per_m_tokens_at_peak",
+            f"Cost at peak throughput (${usd[0]:g} vs ${usd[1]:g} per accelerator-hour)",
+            unit,
+            cost(usd[0], peak_s),
+            cost(usd[1], peak_b),
+            "lower",
+            "missing",
+        )
+    ]
+    sys_f = frontier_of(sys_rows, x_metric, "tput_per_gpu")
+    base_f = frontier_of(base_rows, x_metric, "tput_per_gpu")
+    best = base_f.best_x()
+    if best is not None:
+        rs, rb = read_at(sys_f, best), read_at(base_f, best)
+        status = "ok" if rs.value is not None else f"{rs.status} for system"
+        line = _line(
+            "usd_per_m_tokens_at_baseline_best_intvty",
+            f"Cost at the baseline's best interactivity ({best:.4g} tok/s/user)",
+            unit,
+            cost(usd[0], rs.value),
+            cost(usd[1], rb.value),
+            "lower",
+            status,
+        )
+        out.append(line)
+    return out
+
+
 def compare(
     system_rows: Sequence[Row],
     baseline_rows: Sequence[Row],
     targets: Sequence[float] = (),
     intvty_metric: str = "median_intvty",
     e2e_metric: str = "median_e2e",
+    usd_per_accelerator_hour: tuple[float, float] | None = None,
 ) -> ComparisonTable:
     """The comparison table for two configurations' point ROWs (invalid points excluded).
 
     Per-kW lines use each side's `tput_per_kw` (its declared power basis); they say "no power"
     when a side has none. Iso-interactivity lines read both throughput/interactivity frontiers
-    at the same x and never extrapolate.
+    at the same x and never extrapolate. With `usd_per_accelerator_hour` (system, baseline),
+    cost lines ($/M total tokens) follow, at peak and at the baseline's best interactivity.
     """
     sys_rows, base_rows = _valid(system_rows), _valid(baseline_rows)
     lines = [
@@ -205,6 +250,8 @@ def compare(
             )
         )
     lines.append(_area_line(sys_f, base_f))
+    if usd_per_accelerator_hour is not None:
+        lines.extend(_cost_lines(sys_rows, base_rows, usd_per_accelerator_hour, intvty_metric))
     for t in targets:
         lines.append(
             _iso_line(
@@ -281,13 +328,21 @@ def find_group(groups: Sequence[GroupKey], name: str) -> GroupKey:
 
 
 def compare_groups(
-    rows: Sequence[Row], baseline: str, targets: Sequence[float] = ()
+    rows: Sequence[Row],
+    baseline: str,
+    targets: Sequence[float] = (),
+    usd_per_accelerator_hour: Mapping[str, float] | None = None,
 ) -> list[ComparisonTable]:
-    """One table per configuration against the named baseline configuration."""
+    """One table per configuration against the named baseline configuration. Prices are keyed
+    by system name (case-insensitive); cost lines appear when both sides have one."""
     groups = group_rows(rows)
     base_key = find_group(list(groups), baseline)
-    return [
-        compare(g_rows, groups[base_key], targets)
-        for key, g_rows in groups.items()
-        if key != base_key
-    ]
+    prices = {k.lower(): v for k, v in (usd_per_accelerator_hour or {}).items()}
+    out = []
+    for key, g_rows in groups.items():
+        if key == base_key:
+            continue
+        ps, pb = prices.get(key.system.lower()), prices.get(base_key.system.lower())
+        usd = (ps, pb) if ps is not None and pb is not None else None
+        out.append(compare(g_rows, groups[base_key], targets, usd_per_accelerator_hour=usd))
+    return out

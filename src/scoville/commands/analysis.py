@@ -53,6 +53,22 @@ def _apply_power(rows: list[Row], overrides: list[str]) -> list[Row]:
     return rows
 
 
+def _prices(specs: list[str]) -> dict[str, float]:
+    from scoville.errors import UserError
+
+    out: dict[str, float] = {}
+    for spec in specs:
+        system, _, usd = spec.partition("=")
+        try:
+            value = float(usd)
+        except ValueError:
+            value = -1.0
+        if not system or value <= 0:
+            raise UserError(f"--price {spec!r} should look like 'GB200=3.50' ($ per hour > 0).")
+        out[system] = value
+    return out
+
+
 @app.command("compare")
 def compare_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Run directories or result files.")],
@@ -63,6 +79,10 @@ def compare_cmd(
     power: Annotated[
         list[str] | None, typer.Option(help="Per-system power basis 'SYSTEM=BOUNDARY:W'.")
     ] = None,
+    price: Annotated[
+        list[str] | None,
+        typer.Option(help="Per-system $ per accelerator-hour 'SYSTEM=USD' (adds cost lines)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     html_out: Annotated[Path | None, typer.Option("--html", help="Write HTML tables.")] = None,
 ) -> None:
@@ -72,7 +92,7 @@ def compare_cmd(
 
     rows: list[Row] = [r for p in paths for r in load_rows(p)]
     rows = _apply_power(rows, power or [])
-    tables = compare_groups(rows, baseline, target or [])
+    tables = compare_groups(rows, baseline, target or [], _prices(price or []))
     if html_out is not None:
         html_out.write_text("\n".join(html_table(t) for t in tables), encoding="utf-8")
     if as_json:
