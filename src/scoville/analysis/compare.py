@@ -185,78 +185,19 @@ def compare(
     cost lines ($/M total tokens) follow, at peak and at the baseline's best interactivity.
     """
     sys_rows, base_rows = _valid(system_rows), _valid(baseline_rows)
-    lines = [
-        _line(
-            "peak_tput_per_kw",
-            "Peak throughput per kW",
-            "tok/s/kW",
-            _extreme(sys_rows, "tput_per_kw", "higher"),
-            _extreme(base_rows, "tput_per_kw", "higher"),
-            "higher",
-            "no power",
-        ),
-        _line(
-            "peak_tput_per_gpu",
-            "Peak throughput per accelerator",
-            "tok/s/acc",
-            _extreme(sys_rows, "tput_per_gpu", "higher"),
-            _extreme(base_rows, "tput_per_gpu", "higher"),
-            "higher",
-            "missing",
-        ),
-        _line(
-            "min_e2e_s",
-            f"Minimum E2E latency ({e2e_metric})",
-            "s",
-            _extreme(sys_rows, e2e_metric, "lower"),
-            _extreme(base_rows, e2e_metric, "lower"),
-            "lower",
-            "missing",
-        ),
-        _line(
-            "max_intvty",
-            f"Maximum interactivity ({intvty_metric})",
-            "tok/s/user",
-            _extreme(sys_rows, intvty_metric, "higher"),
-            _extreme(base_rows, intvty_metric, "higher"),
-            "higher",
-            "missing",
-        ),
-    ]
+    lines = _headline_lines(sys_rows, base_rows, intvty_metric, e2e_metric)
     sys_f = frontier_of(sys_rows, intvty_metric, "tput_per_kw")
     base_f = frontier_of(base_rows, intvty_metric, "tput_per_kw")
-    best = base_f.best_x()
-    if best is not None:
-        lines.append(
-            _iso_line(
-                "tput_per_kw_at_baseline_best_intvty",
-                f"Throughput per kW at the baseline's best interactivity ({best:.4g} tok/s/user)",
-                "tok/s/kW",
-                read_at(sys_f, best),
-                read_at(base_f, best),
-            )
-        )
-    else:
-        lines.append(
-            CompareLine(
-                "tput_per_kw_at_baseline_best_intvty",
-                "Throughput per kW at the baseline's best interactivity",
-                "tok/s/kW",
-                None,
-                None,
-                None,
-                "higher",
-                "no power",
-            )
-        )
+    lines.append(_baseline_best_line(sys_f, base_f))
     lines.append(_area_line(sys_f, base_f))
     if usd_per_accelerator_hour is not None:
         lines.extend(_cost_lines(sys_rows, base_rows, usd_per_accelerator_hour, intvty_metric))
     for t in targets:
+        label = f"Throughput per kW at {t:g} tok/s/user"
         lines.append(
             _iso_line(
                 f"tput_per_kw_at_intvty_{t:g}",
-                f"Throughput per kW at {t:g} tok/s/user",
+                label,
                 "tok/s/kW",
                 read_at(sys_f, t),
                 read_at(base_f, t),
@@ -269,6 +210,37 @@ def compare(
         basis_of_rows(base_rows),
         tuple(lines),
     )
+
+
+def _headline_lines(
+    sys_rows: Sequence[Row], base_rows: Sequence[Row], intvty_metric: str, e2e_metric: str
+) -> list[CompareLine]:
+    """Peak per kW, peak per accelerator, minimum E2E latency, maximum interactivity."""
+    table: list[tuple[str, str, str, str, Better, str]] = [
+        ("peak_tput_per_kw", "Peak throughput per kW", "tok/s/kW", "tput_per_kw", "higher",
+         "no power"),
+        ("peak_tput_per_gpu", "Peak throughput per accelerator", "tok/s/acc", "tput_per_gpu",
+         "higher", "missing"),
+        ("min_e2e_s", f"Minimum E2E latency ({e2e_metric})", "s", e2e_metric, "lower",
+         "missing"),
+        ("max_intvty", f"Maximum interactivity ({intvty_metric})", "tok/s/user", intvty_metric,
+         "higher", "missing"),
+    ]  # fmt: skip
+    return [
+        _line(key, label, unit, _extreme(sys_rows, field, better),
+              _extreme(base_rows, field, better), better, missing)
+        for key, label, unit, field, better, missing in table
+    ]  # fmt: skip
+
+
+def _baseline_best_line(sys_f: Frontier, base_f: Frontier) -> CompareLine:
+    key = "tput_per_kw_at_baseline_best_intvty"
+    best = base_f.best_x()
+    if best is None:
+        label = "Throughput per kW at the baseline's best interactivity"
+        return CompareLine(key, label, "tok/s/kW", None, None, None, "higher", "no power")
+    label = f"Throughput per kW at the baseline's best interactivity ({best:.4g} tok/s/user)"
+    return _iso_line(key, label, "tok/s/kW", read_at(sys_f, best), read_at(base_f, best))
 
 
 def _label(rows: Sequence[Row]) -> str:
