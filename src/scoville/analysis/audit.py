@@ -204,6 +204,22 @@ def _edge_note(c: Claim, cf: ClaimFile) -> list[str]:
     return []
 
 
+def decide(
+    contradicted: bool, conditions_against: bool, runs_agree: bool, arithmetic_follows: bool
+) -> tuple[Verdict, str]:
+    """The verdict precedence of `RULES`: inconsistent > not comparable > reproduced (runs,
+    then arithmetic) > unverifiable. Returns (verdict, basis)."""
+    if contradicted:
+        return "inconsistent", ""
+    if conditions_against:
+        return "not comparable", ""
+    if runs_agree:
+        return "reproduced", "runs"
+    if arithmetic_follows:
+        return "reproduced", "arithmetic"
+    return "unverifiable", ""
+
+
 def audit_claim(
     c: Claim, cf: ClaimFile, rows: Mapping[str, Sequence[Row]], strict: bool = False
 ) -> ClaimAudit:
@@ -234,18 +250,8 @@ def audit_claim(
     boundary, notes = _boundary_table(c, s, b)
     findings.extend(notes)
     findings.extend(_edge_note(c, cf))
-    verdict: Verdict
-    basis = ""
-    if follows is False or bad_unit or any(r.status == "contradicts" for r in runs):
-        verdict = "inconsistent"
-    elif against:
-        verdict = "not comparable"
-    elif runs_agree:
-        verdict, basis = "reproduced", "runs"
-    elif follows:
-        verdict, basis = "reproduced", "arithmetic"
-    else:
-        verdict = "unverifiable"
+    contradicted = follows is False or bad_unit or any(r.status == "contradicts" for r in runs)
+    verdict, basis = decide(contradicted, bool(against), runs_agree, follows is True)
     return ClaimAudit(
         c.id,
         c.metric,
