@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -104,3 +105,23 @@ def test_band_over_requests_reads_recomputed_frontier() -> None:
     assert at15.estimate == pytest.approx((20 * 111 + 5 * 111) / 2)  # two knots: a line
     assert at15.lo == pytest.approx(at15.estimate)  # identical requests per point
     assert at25.estimate is None
+
+
+def test_point_arrays_from_a_run_directory(tmp_path: Path) -> None:
+    from scoville.analysis.load import load_point_arrays
+    from scoville.errors import DataError
+    from scoville.records.model import PointWindow
+    from scoville.records.sink import RecordSink
+
+    with RecordSink(tmp_path / "records.jsonl") as sink:
+        for i in range(4):
+            sink.write(rec(i, 11, 1.0))
+        sink.write(RequestRecord("w", "c1", "warmup", 0, 5, chunk_ns=(1,), chunk_tokens=(1,)))
+        sink.write_window(PointWindow("c1", 0, 2 * S, "concurrency", 1.0, 4))
+    points = load_point_arrays(tmp_path)
+    arrays, window_s = points["c1"]
+    assert window_s == 2.0 and arrays.output_tokens.size == 4  # warmup left out
+    ci = bootstrap_requests(arrays, window_s, n_resamples=20)
+    assert ci["tput_per_gpu"].estimate == pytest.approx(4 * 111 / 2)
+    with pytest.raises(DataError, match="records"):
+        load_point_arrays(tmp_path / "nowhere")

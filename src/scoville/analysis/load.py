@@ -12,8 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from scoville.analysis.bootstrap import RequestArrays
 from scoville.analysis.rows import Row
 from scoville.errors import DataError
+from scoville.records.model import RequestRecord
 
 SUMMARY_SCHEMA = "scoville.summary/1"
 
@@ -69,3 +71,27 @@ def load_rows(path: str | Path) -> list[Row]:
         f"{SUMMARY_SCHEMA!r}), an InferenceX agg_*.json row/list, or an AIPerf "
         "profile_export_aiperf.json."
     )
+
+
+def load_point_arrays(run_dir: str | Path) -> dict[str, tuple[RequestArrays, float]]:
+    """Per point of a run (records.jsonl): its measured requests as arrays and its window (s),
+    the input of `bootstrap.bootstrap_requests` and `bootstrap_frontier_band_requests`."""
+    from scoville.records.sink import read_records
+
+    path = Path(run_dir) / "records.jsonl"
+    if not path.exists():
+        raise DataError(
+            f"{path.parent} has no records.jsonl; confidence bands over requests "
+            "need the run's per-request records."
+        )
+    records, windows = read_records(path)
+    by_point: dict[str, list[RequestRecord]] = {}
+    for r in records:
+        if r.phase == "measure":
+            by_point.setdefault(r.point_id, []).append(r)
+    out: dict[str, tuple[RequestArrays, float]] = {}
+    for w in windows:
+        arrays = RequestArrays.of(by_point.get(w.point_id, []))
+        if arrays.output_tokens.size and w.end_ns > w.start_ns:
+            out[w.point_id] = (arrays, (w.end_ns - w.start_ns) / 1e9)
+    return out
