@@ -141,3 +141,73 @@ def test_claims_audit_bad_file_is_a_user_error(cli: typer.Typer, tmp_path: Path)
     res = CliRunner().invoke(cli, ["claims", "audit", str(bad)])
     assert res.exit_code != 0
     assert "claims.0.metric" in str(res.exception)
+
+
+S = 1_000_000_000
+
+
+def _run_dir(
+    root: Path, system: str, w: float, points: list[tuple[str, int, float, float]]
+) -> Path:
+    """A run directory: records.jsonl (requests of 100 in / 11 out tokens) and summary.json.
+
+    points: (point_id, n requests, decode seconds per request, window seconds)."""
+    from scoville.records.model import PointWindow, RequestRecord
+    from scoville.records.sink import RecordSink
+
+    d = root / system
+    d.mkdir()
+    rows = []
+    with RecordSink(d / "records.jsonl") as sink:
+        for pid, n, decode_s, window_s in points:
+            for i in range(n):
+                chunks = tuple(int((0.5 + k * decode_s / 10) * S) for k in range(11))
+                sink.write(
+                    RequestRecord(
+                        f"{pid}-{i}",
+                        pid,
+                        "measure",
+                        0,
+                        chunks[-1],
+                        chunks,
+                        (1,) * 11,
+                        input_tokens=100,
+                        output_tokens=11,
+                    )
+                )
+            sink.write_window(PointWindow(pid, 0, int(window_s * S), "concurrency", 1.0, n))
+            tput = n * 111 / window_s
+            rows.append(
+                {
+                    "point_id": pid,
+                    "valid": True,
+                    "median_intvty": 10 / decode_s,
+                    "tput_per_gpu": tput,
+                    "tput_per_kw": tput * 1000 / w,
+                    "power_w_per_accelerator": w,
+                    "power_boundary": "package-tdp",
+                    "n_accelerators": 1,
+                    "median_e2e": 0.5 + decode_s,
+                }
+            )
+    doc = {
+        "schema": "scoville.summary/1",
+        "run_id": system,
+        "labels": {"system": system},
+        "points": rows,
+    }
+    (d / "summary.json").write_text(json.dumps(doc))
+    return d
+
+
+def test_compare_with_intervals_over_requests(cli: typer.Typer, tmp_path: Path) -> None:
+    a = _run_dir(tmp_path, "A", 700, [("c1", 4, 0.5, 1.0), ("c8", 8, 1.0, 1.0)])
+    b = _run_dir(tmp_path, "B", 1200, [("c1", 4, 1.0, 2.0)])
+    res = CliRunner().invoke(cli, ["compare", str(a), str(b), "-b", "B", "--ci", "50", "--json"])
+    assert res.exit_code == 0, res.output
+    lines = {ln["key"]: ln for ln in json.loads(res.output)[0]["lines"]}
+    iv = lines["interval_tput_at_intvty"]
+    # At B's best interactivity (10 tok/s/user): A's c8 = 8 x 111 tok/s at 700 W = 1268.6 /kW;
+    # B's c1 = 4 x 111 / 2 s at 1200 W = 185 /kW. Identical requests: zero-width intervals.
+    assert iv["system"] == pytest.approx(888 / 0.7) and iv["baseline"] == pytest.approx(185.0)
+    assert "system [1,269, 1,269]" in iv["note"] and "50/50" in iv["note"]

@@ -13,6 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from scoville.analysis.bootstrap import (
+    Interval,
+    RequestArrays,
+    bootstrap_frontier_band_requests,
+)
 from scoville.analysis.cost import usd_per_million_tokens
 from scoville.analysis.frontier import (
     Better,
@@ -318,3 +323,73 @@ def compare_groups(
         usd = (ps, pb) if ps is not None and pb is not None else None
         out.append(compare(g_rows, groups[base_key], targets, usd_per_accelerator_hour=usd))
     return out
+
+
+def with_request_intervals(
+    table: ComparisonTable,
+    x: float,
+    system_points: Mapping[str, tuple[RequestArrays, float]],
+    baseline_points: Mapping[str, tuple[RequestArrays, float]],
+    n_accelerators: tuple[int, int] = (1, 1),
+    n_resamples: int = 300,
+    seed: int = 0,
+    level: float = 0.95,
+) -> ComparisonTable:
+    """The table plus one line: bootstrap intervals (over requests) of each side's throughput
+    at interactivity x, per kW when both sides declare power, else per accelerator."""
+    per_kw = table.system_power is not None and table.baseline_power is not None
+
+    def side(
+        points: Mapping[str, tuple[RequestArrays, float]], n_acc: int, basis: PowerBasis | None
+    ) -> Interval:
+        band = bootstrap_frontier_band_requests(
+            points, [x], n_acc, "tput_per_gpu", n_resamples, seed, level
+        )
+        iv = band.intervals[0]
+        k = 1000.0 / basis.w_per_accelerator if (per_kw and basis) else 1.0
+
+        def scaled(v: float | None) -> float | None:
+            return None if v is None else v * k
+
+        return Interval(
+            scaled(iv.estimate),
+            scaled(iv.lo),
+            scaled(iv.hi),
+            iv.level,
+            iv.n_resamples,
+            iv.n_defined,
+        )
+
+    si = side(system_points, n_accelerators[0], table.system_power)
+    bi = side(baseline_points, n_accelerators[1], table.baseline_power)
+    s_est, s_lo, s_hi, s_n = si.estimate, si.lo, si.hi, si.n_defined
+    b_est, b_lo, b_hi, b_n = bi.estimate, bi.lo, bi.hi, bi.n_defined
+    unit = "tok/s/kW" if per_kw else "tok/s/acc"
+    note = (
+        f"{level:.0%} interval over requests: system [{_fmt(s_lo)}, {_fmt(s_hi)}] "
+        f"({s_n}/{n_resamples} resamples reach x), baseline [{_fmt(b_lo)}, {_fmt(b_hi)}] "
+        f"({b_n}/{n_resamples})"
+    )
+    line = _line(
+        "interval_tput_at_intvty",
+        f"Throughput at {x:.4g} tok/s/user, re-measured from requests",
+        unit,
+        s_est,
+        b_est,
+        "higher",
+        "unreachable",
+    )
+    line = CompareLine(
+        line.key,
+        line.metric,
+        line.unit,
+        line.system,
+        line.baseline,
+        line.ratio,
+        line.better,
+        line.status,
+        note,
+    )
+    return ComparisonTable(
+        table.system, table.baseline, table.system_power, table.baseline_power, (*table.lines, line)
+    )

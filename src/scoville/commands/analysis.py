@@ -83,6 +83,14 @@ def compare_cmd(
         list[str] | None,
         typer.Option(help="Per-system $ per accelerator-hour 'SYSTEM=USD' (adds cost lines)."),
     ] = None,
+    ci: Annotated[
+        int,
+        typer.Option(
+            "--ci",
+            help="Bootstrap resamples for an interval over requests at the baseline's best "
+            "interactivity (needs run directories with records.jsonl); 0 = off.",
+        ),
+    ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     html_out: Annotated[Path | None, typer.Option("--html", help="Write HTML tables.")] = None,
 ) -> None:
@@ -93,6 +101,8 @@ def compare_cmd(
     rows: list[Row] = [r for p in paths for r in load_rows(p)]
     rows = _apply_power(rows, power or [])
     tables = compare_groups(rows, baseline, target or [], _prices(price or []))
+    if ci > 0:
+        tables = _add_intervals(paths, rows, baseline, tables, ci)
     if html_out is not None:
         html_out.write_text("\n".join(html_table(t) for t in tables), encoding="utf-8")
     if as_json:
@@ -101,6 +111,36 @@ def compare_cmd(
     console = _console()
     for t in tables:
         _print_comparison(console, t)
+
+
+def _add_intervals(
+    paths: list[Path], rows: list[Row], baseline: str, tables: list[ComparisonTable], n: int
+) -> list[ComparisonTable]:
+    """Add bootstrap-over-requests intervals where both sides came from run directories."""
+    from scoville.analysis.compare import find_group, with_request_intervals
+    from scoville.analysis.frontier import frontier_of
+    from scoville.analysis.load import load_point_arrays, load_rows
+    from scoville.analysis.rows import GroupKey, group_rows
+
+    by_key: dict[GroupKey, tuple[Any, int]] = {}
+    for p in paths:
+        if p.is_dir() and (p / "records.jsonl").exists():
+            first = load_rows(p)[0]
+            by_key[GroupKey.of(first)] = (
+                load_point_arrays(p),
+                int(first.get("n_accelerators") or 1),
+            )
+    groups = group_rows(rows)
+    base_key = find_group(list(groups), baseline)
+    x = frontier_of(groups[base_key], y_metric="tput_per_gpu").best_x()
+    others = [k for k in groups if k != base_key]
+    out = []
+    for key, table in zip(others, tables, strict=True):
+        if x is not None and key in by_key and base_key in by_key:
+            (sp, sn), (bp, bn) = by_key[key], by_key[base_key]
+            table = with_request_intervals(table, x, sp, bp, (sn, bn), n_resamples=n)
+        out.append(table)
+    return out
 
 
 def _num(v: float | None) -> str:
