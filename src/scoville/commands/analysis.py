@@ -1,0 +1,293 @@
+"""CLI for analysis: `scoville compare`, `scoville claims audit`, `scoville import`.
+
+Thin: parse, call scoville.analysis, print with rich (or JSON). Heavy imports happen inside
+the command functions so `scoville --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scoville.analysis.compare import ComparisonTable
+    from scoville.analysis.rows import Row
+    from scoville.analysis.verdicts import AuditReport, ClaimAudit
+
+app = typer.Typer(no_args_is_help=True)
+claims_app = typer.Typer(no_args_is_help=True, help="Audit published claims.")
+app.add_typer(claims_app, name="claims")
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console()
+
+
+def _apply_power(rows: list[Row], overrides: list[str]) -> list[Row]:
+    """--power 'SYSTEM=BOUNDARY:W' recomputes that system's per-kW fields at that basis."""
+    from scoville.analysis.power import BOUNDARIES, PowerBasis, with_power
+    from scoville.errors import UserError
+
+    for spec in overrides:
+        system, _, rest = spec.partition("=")
+        boundary, _, watts = rest.partition(":")
+        try:
+            basis = PowerBasis(boundary, float(watts))  # type: ignore[arg-type]
+        except ValueError:
+            basis = None
+        if not system or basis is None or boundary not in BOUNDARIES:
+            raise UserError(
+                f"--power {spec!r} should look like 'GB200=package-tdp:1200' with a boundary "
+                f"among {', '.join(BOUNDARIES)} and watts > 0."
+            )
+        mine = [r for r in rows if str(r.get("system", "")).lower() == system.lower()]
+        others = [r for r in rows if str(r.get("system", "")).lower() != system.lower()]
+        rows = others + with_power(mine, basis)
+    return rows
+
+
+def _prices(specs: list[str]) -> dict[str, float]:
+    from scoville.errors import UserError
+
+    out: dict[str, float] = {}
+    for spec in specs:
+        system, _, usd = spec.partition("=")
+        try:
+            value = float(usd)
+        except ValueError:
+            value = -1.0
+        if not system or value <= 0:
+            raise UserError(f"--price {spec!r} should look like 'GB200=3.50' ($ per hour > 0).")
+        out[system] = value
+    return out
+
+
+@app.command("compare")
+def compare_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Run directories or result files.")],
+    baseline: Annotated[str, typer.Option("--baseline", "-b", help="Baseline system/label.")],
+    target: Annotated[
+        list[float] | None, typer.Option("--target", "-t", help="Interactivity (tok/s/user).")
+    ] = None,
+    power: Annotated[
+        list[str] | None, typer.Option(help="Per-system power basis 'SYSTEM=BOUNDARY:W'.")
+    ] = None,
+    price: Annotated[
+        list[str] | None,
+        typer.Option(help="Per-system $ per accelerator-hour 'SYSTEM=USD' (adds cost lines)."),
+    ] = None,
+    ci: Annotated[
+        int,
+        typer.Option(
+            "--ci",
+            help="Bootstrap resamples for an interval over requests at the baseline's best "
+            "interactivity (needs run directories with records.jsonl); 0 = off.",
+        ),
+    ] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    html_out: Annotated[Path | None, typer.Option("--html", help="Write HTML tables.")] = None,
+) -> None:
+    """Compare every configuration against a baseline: the seeds' table, with ratios."""
+    from scoville.analysis.compare import compare_groups, html_table
+    from scoville.analysis.load import load_rows
+
+    rows: list[Row] = [r for p in paths for r in load_rows(p)]
+    rows = _apply_power(rows, power or [])
+    tables = compare_groups(rows, baseline, target or [], _prices(price or []))
+    if ci > 0:
+        tables = _add_intervals(paths, rows, baseline, tables, ci)
+    if html_out is not None:
+        html_out.write_text("\n".join(html_table(t) for t in tables), encoding="utf-8")
+    if as_json:
+        typer.echo(json.dumps([t.to_dict() for t in tables], indent=2, default=str))
+        return
+    console = _console()
+    for t in tables:
+        _print_comparison(console, t)
+
+
+def _add_intervals(
+    paths: list[Path], rows: list[Row], baseline: str, tables: list[ComparisonTable], n: int
+) -> list[ComparisonTable]:
+    """Add bootstrap-over-requests intervals where both sides came from run directories."""
+    from scoville.analysis.compare import find_group, with_request_intervals
+    from scoville.analysis.frontier import frontier_of
+    from scoville.analysis.load import load_point_arrays, load_rows
+    from scoville.analysis.rows import GroupKey, group_rows
+
+    by_key: dict[GroupKey, tuple[Any, int]] = {}
+    for p in paths:
+        if p.is_dir() and (p / "records.jsonl").exists():
+            first = load_rows(p)[0]
+            by_key[GroupKey.of(first)] = (
+                load_point_arrays(p),
+                int(first.get("n_accelerators") or 1),
+            )
+    groups = group_rows(rows)
+    base_key = find_group(list(groups), baseline)
+    x = frontier_of(groups[base_key], y_metric="tput_per_gpu").best_x()
+    others = [k for k in groups if k != base_key]
+    out = []
+    for key, table in zip(others, tables, strict=True):
+        if x is not None and key in by_key and base_key in by_key:
+            (sp, sn), (bp, bn) = by_key[key], by_key[base_key]
+            table = with_request_intervals(table, x, sp, bp, (sn, bn), n_resamples=n)
+        out.append(table)
+    return out
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def _print_comparison(console: Console, t: ComparisonTable) -> None:
+    from rich.table import Table
+
+    from scoville.analysis.compare import format_ratio
+
+    def power(b: Any) -> str:
+        return b.label() if b else "no power declared"
+
+    caption = f"power: {t.system} {power(t.system_power)}; {t.baseline} {power(t.baseline_power)}"
+    table = Table(title=f"{t.system} vs {t.baseline}", caption=caption)
+    for col in ("metric", "unit", t.system, t.baseline, "ratio", "status"):
+        table.add_column(col)
+    for ln in t.lines:
+        status = ln.status + (f" ({ln.note})" if ln.note else "")
+        table.add_row(
+            ln.metric, ln.unit, _num(ln.system), _num(ln.baseline), format_ratio(ln), status
+        )
+    console.print(table)
+
+
+@claims_app.command("audit")
+def audit_cmd(
+    file: Annotated[Path, typer.Argument(help="Claim file (YAML, scoville.claims/1).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    strict: Annotated[
+        bool, typer.Option(help="Treat conditions unstated on either side as not comparable.")
+    ] = False,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Write the audit as HTML.")
+    ] = None,
+) -> None:
+    """Recompute every stated ratio, list differing conditions, re-normalise power, judge."""
+    from scoville.analysis.audit import audit
+    from scoville.analysis.claims import load_claims, load_side_rows
+    from scoville.analysis.verdicts import audit_html
+
+    cf = load_claims(file)
+    report = audit(cf, load_side_rows(cf, file.parent), strict=strict)
+    if html_out is not None:
+        html_out.write_text(audit_html(report), encoding="utf-8")
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
+        return
+    _print_audit(_console(), report)
+
+
+_VERDICT_STYLE = {
+    "reproduced": "green",
+    "inconsistent": "red",
+    "not comparable": "yellow",
+    "unverifiable": "magenta",
+}
+
+
+def _print_audit(console: Console, report: AuditReport) -> None:
+    from rich.table import Table
+
+    t = Table(title=report.title + (" (strict)" if report.strict else ""))
+    for col in ("claim", "system vs baseline", "stated", "recomputed", "verdict"):
+        t.add_column(col)
+    for a in report.claims:
+        t.add_row(
+            a.claim_id,
+            f"{a.system} vs {a.baseline}",
+            f"{a.stated_ratio}x" if a.stated_ratio else "-",
+            f"{a.recomputed_ratio:.4g}x" if a.recomputed_ratio else "-",
+            f"[{_VERDICT_STYLE[a.verdict]}]{a.verdict}[/]" + (f" ({a.basis})" if a.basis else ""),
+        )
+    console.print(t)
+    for a in report.claims:
+        _print_claim_detail(console, a)
+    r = Table(title="Headline ranges")
+    for col in ("range", "stated", "members", "verdict"):
+        r.add_column(col)
+    for g in report.ranges:
+        r.add_row(
+            g.statement,
+            f"{g.stated_min}-{g.stated_max}x",
+            "; ".join(g.findings),
+            f"[{_VERDICT_STYLE[g.verdict]}]{g.verdict}[/]",
+        )
+    console.print(r)
+    console.print("[bold]Verdict rules[/]")
+    for rule in report.rules:
+        console.print(f"- {rule}")
+
+
+def _print_claim_detail(console: Console, a: ClaimAudit) -> None:
+    console.print(f"[bold]{a.claim_id}[/] {a.statement}")
+    for f in a.findings:
+        console.print(f"  - {f}")
+    if a.boundary:
+        b0 = a.boundary[0]
+        console.print(
+            f"  - implied throughput per accelerator: {b0.system_tput_per_accelerator:,.0f} vs "
+            f"{b0.baseline_tput_per_accelerator:,.0f} tok/s"
+        )
+    for b in a.boundary:
+        sys_b = b.system_basis.label() if b.system_basis else "per accelerator"
+        base_b = b.baseline_basis.label() if b.baseline_basis else "per accelerator"
+        like = "like for like" if b.like_for_like else "NOT like for like"
+        console.print(f"  - power {b.label}: {sys_b} vs {base_b} -> {b.ratio:.3g}x ({like})")
+
+
+@app.command("import")
+def import_cmd(
+    files: Annotated[list[Path], typer.Argument(help="InferenceX agg_*.json / AIPerf exports.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for summary.json.")],
+    system: Annotated[str | None, typer.Option(help="Label to set (AIPerf has none).")] = None,
+    framework: Annotated[str | None, typer.Option()] = None,
+    precision: Annotated[str | None, typer.Option()] = None,
+    accelerators: Annotated[
+        int | None, typer.Option(help="Accelerators behind the endpoint (AIPerf).")
+    ] = None,
+) -> None:
+    """Import published or peer results as a scoville summary (frontiers, compare, audit)."""
+    from scoville.analysis.importers import looks_like_aiperf, rows_from_aiperf
+    from scoville.analysis.load import SUMMARY_SCHEMA, load_rows, read_json
+
+    labels = {
+        k: v
+        for k, v in (("system", system), ("framework", framework), ("precision", precision))
+        if v is not None
+    }
+    rows: list[dict[str, Any]] = []
+    for f in files:
+        doc = read_json(f)
+        if looks_like_aiperf(doc):
+            got = rows_from_aiperf(doc, str(f), n_accelerators=accelerators, **labels)
+        else:
+            got = [dict(r, **labels) for r in load_rows(f)]
+        rows.extend(dict(r) for r in got)
+    out.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {
+        "schema": SUMMARY_SCHEMA,
+        "run_id": f"import-{out.name}",
+        "spec_hash": None,
+        "labels": {},
+        "points": rows,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    typer.echo(f"imported {len(rows)} points into {out / 'summary.json'}")
