@@ -133,7 +133,9 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
                   extra: dict[str, Any] | None = None) -> RunResult:
     """Metrics -> summary.json -> report.html for records already on disk or in memory."""
     labels = labels_of(spec, model)
-    rows = summarize(records, windows, declared_of(spec), labels)
+    shape = {"isl": spec.shape.isl_tokens, "osl": spec.shape.osl_tokens,
+             "range_ratio": spec.shape.range_ratio}
+    rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
     if extra:
         for row in rows:
             row.update(extra.get(row["point_id"], {}))
@@ -179,11 +181,9 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     from scoville.store.export import to_csv, to_inferencex
 
     bundle = load_run(run_dir)
-    shape = bundle.spec.get("spec", {}).get("shape", {})
-    rows = to_inferencex(bundle.summary, shape.get("isl_tokens", 0), shape.get("osl_tokens", 0))
     if fmt == "csv":
         return to_csv(bundle.summary["points"])
-    return json.dumps(rows, indent=2)
+    return json.dumps(to_inferencex(bundle.summary["points"]), indent=2)
 
 
 __all__ = ["RunResult", "export_rows", "finish_run", "run_benchmark", "write_json",

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from scoville.analysis.compare import compare_groups, html_table
+from scoville.analysis.rows import GroupKey, group_rows
 from scoville.metrics.table import METRICS
 from scoville.report.svg import Series, chart
 
@@ -72,6 +74,16 @@ def _definitions() -> str:
            f"<th class='l'>definition</th></tr>{rows}</table>"
 
 
+def _comparison(runs: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+    """The seeds' comparison table of every configuration against the first run's."""
+    rows = [p for r in runs for p in r["summary"]["points"]]
+    if len(group_rows(rows)) < 2:
+        return None
+    baseline = GroupKey.of(runs[0]["summary"]["points"][0]).label()
+    tables = compare_groups(rows, baseline)
+    return f"Comparison against {baseline}", "".join(html_table(t) for t in tables)
+
+
 def render(runs: Sequence[dict[str, Any]], title: str = "scoville report",
            extra_sections: Sequence[tuple[str, str]] = ()) -> str:
     """HTML for one or more runs. Each run is {"summary", "spec", "manifest"} as on disk.
@@ -108,7 +120,8 @@ def render(runs: Sequence[dict[str, Any]], title: str = "scoville report",
         if target:
             body.append("<details><summary>Target and client facts</summary><pre>"
                         f"{escape(json.dumps(run.get('manifest', {}), indent=2))}</pre></details>")
-    for heading, section in extra_sections:
+    comparison = _comparison(runs)
+    for heading, section in [*([comparison] if comparison else []), *extra_sections]:
         body.append(f"<h2>{escape(heading)}</h2>{section}")
     body.append(f"<h2>Metric definitions</h2>{_definitions()}")
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>"
