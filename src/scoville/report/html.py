@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from scoville.analysis.compare import compare_groups, html_table
+from scoville.analysis.frontier import Better, FrontierPoint, pareto
 from scoville.analysis.rows import GroupKey, group_rows
 from scoville.metrics.table import METRICS
 from scoville.report.svg import Series, chart
@@ -22,7 +23,8 @@ h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid 
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f4f4f4}
 td.l,th.l{text-align:left}.bad{background:#fde2e2}.note{color:#555;font-size:.9em}
-pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}.charts svg{margin:.5em}
+pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
+.charts{display:flex;flex-wrap:wrap}.charts svg{margin:.5em}
 """
 
 
@@ -38,12 +40,15 @@ def _run_label(run: dict[str, Any]) -> str:
     return " / ".join(str(p) for p in parts if p) or run["summary"].get("run_id", "run")
 
 
-def _series(runs: Sequence[dict[str, Any]], x_key: str, y_key: str) -> list[Series]:
+def _series(runs: Sequence[dict[str, Any]], x_key: str, y_key: str,
+            x_better: Better = "higher") -> list[Series]:
+    """Every measured point of each run, and the line of its Pareto frontier."""
     out = []
     for run in runs:
         pts = [(p[x_key], p[y_key], p["point_id"]) for p in run["summary"]["points"]
                if p.get(x_key) is not None and p.get(y_key) is not None and p.get("n_ok")]
-        out.append(Series(_run_label(run), pts))
+        front = pareto((FrontierPoint(x, y, pid) for x, y, pid in pts), x_better)
+        out.append(Series(_run_label(run), pts, [(f.x, f.y) for f in front]))
     return out
 
 
@@ -92,7 +97,8 @@ def render(runs: Sequence[dict[str, Any]], title: str = "scoville report",
         chart("Throughput vs interactivity", "interactivity p50 (tok/s/user)",
               "throughput (tok/s/accelerator)", _series(runs, "median_intvty", "tput_per_gpu")),
         chart("Throughput vs end-to-end latency", "E2E p50 (s)",
-              "throughput (tok/s/accelerator)", _series(runs, "median_e2e", "tput_per_gpu")),
+              "throughput (tok/s/accelerator)",
+              _series(runs, "median_e2e", "tput_per_gpu", "lower")),
     ]
     if any(p.get("tput_per_kw") for r in runs for p in r["summary"]["points"]):
         charts.append(chart("Throughput per kW vs interactivity", "interactivity p50 (tok/s/user)",

@@ -14,17 +14,21 @@ PALETTE = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
 class Series:
     label: str
     points: Sequence[tuple[float, float, str]]  # (x, y, point label)
-    frontier: bool = True  # join the points with a line (sorted by x)
+    frontier: Sequence[tuple[float, float]] = ()  # the line to draw (the Pareto frontier)
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """Round tick values from `lo` up to the first tick at or above `hi`."""
     if hi <= lo:
         hi = lo + 1.0
     raw = (hi - lo) / n
     mag = 10 ** math.floor(math.log10(raw))
-    step = min((m * mag for m in (1, 2, 5, 10) if m * mag >= raw), default=mag * 10)
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step) * step
-    return [start + i * step for i in range(n + 3) if start + i * step <= hi + step * 0.01]
+    count = math.ceil((hi - start) / step - 1e-9)
+    while start + count * step < hi:  # floating-point steps can fall a hair short
+        count += 1
+    return [start + i * step for i in range(count + 1)]
 
 
 def _fmt(v: float) -> str:
@@ -74,8 +78,8 @@ def chart(title: str, x_label: str, y_label: str, series: Sequence[Series],
         color = PALETTE[i % len(PALETTE)]
         good = sorted((x, y, lab) for x, y, lab in s.points
                       if math.isfinite(x) and math.isfinite(y))
-        if s.frontier and len(good) > 1:
-            path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _ in good)
+        if len(s.frontier) > 1:
+            path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in sorted(s.frontier))
             out.append(f'<polyline points="{path}" fill="none" stroke="{color}" '
                        'stroke-width="2"/>')
         for x, y, lab in good:
