@@ -159,7 +159,8 @@ class OpenAIStreamingServer:
                     ex.end_ns = self.clock.now_ns()
                     return ex
                 tail = b""
-                async for block in resp.content.iter_any():
+                read = resp.content.readany
+                while block := await read():
                     t_ns = self.clock.now_ns()  # stamped before any parsing
                     n_before = len(frames)
                     tail = split_sse(tail + block, t_ns, frames)
