@@ -62,6 +62,7 @@ def run(
     api: Annotated[str | None, typer.Option(help="completions or chat.")] = None,
     tokenizer: Annotated[str | None, typer.Option(help="auto, server, tiktoken:NAME or a tokenizer.json path.")] = None,
     concurrency: Annotated[str | None, typer.Option(help="Comma list, e.g. 1,2,4,8.")] = None,
+    rates: Annotated[str | None, typer.Option(help="Open-loop request rates (req/s), e.g. 0.5,1,2; alone, they replace the concurrency sweep.")] = None,
     isl: Annotated[int | None, typer.Option(help="Input tokens per request.")] = None,
     osl: Annotated[int | None, typer.Option(help="Output tokens per request.")] = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
@@ -74,7 +75,9 @@ def run(
 
     frozen = load_spec(spec, _overrides(set_, **{
         "target.url": target, "target.model": model, "target.api": api,
-        "target.tokenizer": tokenizer, "load.concurrency": concurrency,
+        "target.tokenizer": tokenizer,
+        "load.concurrency": "[]" if rates and concurrency is None else concurrency,
+        "load.request_rates_per_s": rates,
         "shape.isl_tokens": isl, "shape.osl_tokens": osl}))
     console.print(f"spec {frozen.content_hash()}: target {frozen.target.url}, ISL "
                   f"{frozen.shape.isl_tokens} / OSL {frozen.shape.osl_tokens} (range ratio "

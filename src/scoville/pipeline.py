@@ -117,15 +117,22 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
     started = datetime.now(UTC).isoformat()
     notes: list[str] = [f"tokenizer: {target.tokenizer.name if target.tokenizer else 'none'}"]
     sink = RecordSink(run_dir / "records.jsonl")
+    interrupted = False
     try:
         with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
             runner.run(drive(target, spec, sink, on_progress, notes))
+    except KeyboardInterrupt:
+        interrupted = True
+        notes.append("interrupted: only completed points are summarised")
     finally:
         sink.close()
         write_manifest(run_dir, {"kind": target.kind, "model": target.model, **target.info},
                        started)
     records, windows = read_records(run_dir / "records.jsonl")
-    return summarize_run(run_dir, spec, records, windows, target.model, notes)
+    result = summarize_run(run_dir, spec, records, windows, target.model, notes)
+    if interrupted:
+        raise KeyboardInterrupt(str(run_dir))
+    return result
 
 
 def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestRecord],

@@ -16,7 +16,8 @@ from scoville.targets.http import open_http_target
 
 def open_embedded(spec: BenchmarkSpec) -> Target:
     """Start llama.cpp + SmolLM2 sized for the spec (slots = the largest concurrency)."""
-    slots = max([*spec.load.concurrency, spec.load.max_concurrency or 0, 1])
+    open_loop = 8 if spec.load.request_rates_per_s else 1  # rate points need spare slots
+    slots = max([*spec.load.concurrency, spec.load.max_concurrency or 0, open_loop])
     ctx = spec.shape.isl_tokens + spec.shape.osl_tokens + 64
     server = EmbeddedServer(EmbeddedConfig(parallel=slots, ctx_per_slot=ctx))
     url = server.start()
