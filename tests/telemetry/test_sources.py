@@ -256,3 +256,17 @@ def test_failed_reads_become_gaps_and_errors() -> None:
     series = sampler.stop()
     assert len(series.devices[0].t_ns) == 2
     assert len(series.errors) == 2 and "bmc timeout" in series.errors[0]
+
+
+def test_real_nvml_where_a_gpu_is_present() -> None:
+    """Runs for real on a GPU machine (the lead's device check); skipped elsewhere."""
+    try:
+        src = NvmlSource()
+    except SourceUnavailable as exc:
+        pytest.skip(f"no NVML here: {exc}")
+    try:
+        first, second = src.read(), src.read()
+        assert first and all(r.power_w is not None and r.power_w > 0 for r in first)
+        assert [r.device for r in first] == [r.device for r in second]
+    finally:
+        src.close()

@@ -54,6 +54,8 @@ def calibrate_cmd(
     known emission schedule, and print the envelope inside which results are trustworthy."""
     import asyncio
 
+    stream_levels = _levels(levels)
+
     from scoville.telemetry.calibrate import (
         Criteria,
         LevelResult,
@@ -102,7 +104,7 @@ def calibrate_cmd(
         env = asyncio.run(
             calibrate(
                 url,
-                _levels(levels),
+                stream_levels,
                 ttft_ms / 1e3,
                 itl_ms / 1e3,
                 tokens,
