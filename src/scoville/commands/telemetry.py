@@ -6,8 +6,9 @@ the command functions so `scoville --help` stays fast.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -34,6 +35,50 @@ def _levels(text: str) -> tuple[int, ...]:
     return levels
 
 
+LEVEL_COLUMNS = (
+    "streams",
+    "offer/s",
+    "got/s",
+    "err p50",
+    "err p99",
+    "lag p99",
+    "cpu",
+    "srv lag",
+    "verdict",
+)
+
+
+def _fmt(v: float | None, d: int = 2) -> str:
+    return "-" if v is None else f"{v:,.{d}f}"
+
+
+def _level_table() -> tuple[Table, Callable[[Any], None]]:
+    """The calibration table and the callback adding one level to it (and printing progress)."""
+    table = Table(
+        title="client calibration, one process (chunks/s; errors and lags in ms)",
+        title_justify="left",
+    )
+    for col in LEVEL_COLUMNS:
+        table.add_column(col, justify="right")
+
+    def row(lv: Any) -> None:
+        verdict = "ok" if lv.passed else "[red]" + ",".join(lv.flags) + "[/red]"
+        cells = (lv.offered_chunks_per_s, lv.achieved_chunks_per_s)
+        table.add_row(
+            str(lv.streams),
+            *(_fmt(c, 0) for c in cells),
+            _fmt(lv.ts_err_p50_ms, 3),
+            _fmt(lv.ts_err_p99_ms, 3),
+            _fmt(lv.loop_lag_p99_ms),
+            _fmt(lv.client_cpu_share),
+            _fmt(lv.server_lag_p99_ms),
+            verdict,
+        )
+        console.print(f"  {lv.streams} streams: {'ok' if lv.passed else ','.join(lv.flags)}")
+
+    return table, row
+
+
 @app.command("calibrate")
 def calibrate_cmd(
     levels: Annotated[str, typer.Option(help="Stream counts to try, rising.")] = (
@@ -58,47 +103,12 @@ def calibrate_cmd(
 
     from scoville.telemetry.calibrate import (
         Criteria,
-        LevelResult,
         calibrate,
         reference_process,
         save_envelope,
     )
 
-    table = Table(
-        title="client calibration, one process (chunks/s; errors and lags in ms)",
-        title_justify="left",
-    )
-    for col in (
-        "streams",
-        "offer/s",
-        "got/s",
-        "err p50",
-        "err p99",
-        "lag p99",
-        "cpu",
-        "srv lag",
-        "verdict",
-    ):
-        table.add_column(col, justify="right")
-
-    def row(lv: LevelResult) -> None:
-        def f(v: float | None, d: int = 2) -> str:
-            return "-" if v is None else f"{v:,.{d}f}"
-
-        verdict = "ok" if lv.passed else "[red]" + ",".join(lv.flags) + "[/red]"
-        table.add_row(
-            str(lv.streams),
-            f(lv.offered_chunks_per_s, 0),
-            f(lv.achieved_chunks_per_s, 0),
-            f(lv.ts_err_p50_ms, 3),
-            f(lv.ts_err_p99_ms, 3),
-            f(lv.loop_lag_p99_ms),
-            f(lv.client_cpu_share),
-            f(lv.server_lag_p99_ms),
-            verdict,
-        )
-        console.print(f"  {lv.streams} streams: {'ok' if lv.passed else ','.join(lv.flags)}")
-
+    table, row = _level_table()
     criteria = Criteria(ts_err_p99_ms=max_ts_err_ms)
     with reference_process(ttft_ms / 1e3, itl_ms / 1e3) as url:
         env = asyncio.run(

@@ -189,6 +189,21 @@ def judge(
     return tuple(flags)
 
 
+def _requests(tag: str, n: int, tokens: int) -> list[GenerateRequest]:
+    """`n` requests whose `user` field names them, so the server's truth can be matched."""
+    return [
+        GenerateRequest(
+            request_id=f"{tag}-{i}",
+            api="completions",
+            input_tokens=1,
+            max_tokens=tokens,
+            prompt="calibrate",
+            extra_body={"user": f"{tag}-{i}"},
+        )
+        for i in range(n)
+    ]
+
+
 async def measure_level(
     base_url: str,
     streams: int,
@@ -202,18 +217,9 @@ async def measure_level(
     """Drive `streams` closed-loop lanes through the real client and driver; compare."""
     clock = MonotonicClock()
     server = OpenAIStreamingServer(base_url, "reference", clock)
-    tag = f"cal{streams}-{clock.now_ns()}"
-    reqs = [
-        GenerateRequest(
-            request_id=f"{tag}-{i}",
-            api="completions",
-            input_tokens=1,
-            max_tokens=tokens_per_request,
-            prompt="calibrate",
-            extra_body={"user": f"{tag}-{i}"},
-        )
-        for i in range(streams * requests_per_stream)
-    ]
+    reqs = _requests(
+        f"cal{streams}-{clock.now_ns()}", streams * requests_per_stream, tokens_per_request
+    )
     plan = PointPlan(f"s{streams}", "concurrency", streams, (), reqs, concurrency=streams)
     sink, monitor = _Collect(), ClientMonitor(clock)
     await monitor.start()

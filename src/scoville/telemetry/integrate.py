@@ -126,6 +126,19 @@ def _largest_gap_s(t_s: F64, a_s: float, b_s: float) -> float:
     return float(max(gaps)) if gaps else 0.0
 
 
+def _coverage(t_s: F64, b_s: float) -> float:
+    """Share of [0, b_s] between the first and the last sample."""
+    if not len(t_s):
+        return 0.0
+    return max(0.0, min(float(t_s[-1]), b_s) - max(float(t_s[0]), 0.0)) / b_s
+
+
+def _disagree(p_int: float | None, counter_j: float | None, tol: float) -> bool:
+    if p_int is None or counter_j is None or counter_j <= 0:
+        return False
+    return abs(p_int - counter_j) / counter_j > tol
+
+
 def _finite(t_s: F64, values: Sequence[float | None]) -> tuple[F64, F64]:
     v = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
     ok = np.isfinite(v)
@@ -153,31 +166,23 @@ def integrate_device(
         cum, wraps, reset = unwrap_counter(ej, ds.info.counter_range_j)
         counter_j = _interp_extrap(b_s, te, cum) - _interp_extrap(0.0, te, cum)
     t_used = np.union1d(tp, te)
-    flags: list[str] = []
-    if counter_j is None and p_int is None:
-        flags.append("no_samples")
-    cov = 0.0
-    if len(t_used):
-        cov = max(0.0, min(float(t_used[-1]), b_s) - max(float(t_used[0]), 0.0)) / b_s
-    if cov < min_coverage:
-        flags.append("coverage_low")
+    cov = _coverage(t_used, b_s)
     gap_s = _largest_gap_s(t_used, 0.0, b_s)
     if max_gap_s is None:
         med = float(np.median(np.diff(t_used))) if len(t_used) >= 2 else 0.0
         max_gap_s = max(1.0, 3.0 * med)
-    if gap_s > max_gap_s:
-        flags.append("gap_large")
-    if wraps:
-        flags.append("counter_wrapped")
-    if reset:
-        flags.append("counter_reset")
-    if (
-        counter_j is not None
-        and p_int is not None
-        and counter_j > 0
-        and abs(p_int - counter_j) / counter_j > disagree_tol
-    ):
-        flags.append("power_counter_disagree")
+    flags = [
+        name
+        for name, bad in (
+            ("no_samples", counter_j is None and p_int is None),
+            ("coverage_low", cov < min_coverage),
+            ("gap_large", gap_s > max_gap_s),
+            ("counter_wrapped", wraps > 0),
+            ("counter_reset", reset),
+            ("power_counter_disagree", _disagree(p_int, counter_j, disagree_tol)),
+        )
+        if bad
+    ]
     energy, method = (counter_j, "counter") if counter_j is not None else (p_int, "power")
     return DeviceEnergy(
         device=ds.info.device,
