@@ -65,6 +65,7 @@ class IpmiDcmiSource:
     """One node-wall device read through ipmitool (or any command printing the same text)."""
 
     name = "ipmi"
+    max_rate_hz = 1.0  # BMCs refresh their reading about once a second
 
     def __init__(
         self, command: tuple[str, ...] = ("ipmitool",), node: str = "node0", timeout_s: float = 5.0

@@ -39,6 +39,7 @@ class RedfishSource:
     """One node-wall device read from `base_url + path`."""
 
     name = "redfish"
+    max_rate_hz = 1.0  # BMCs refresh their reading about once a second
 
     def __init__(
         self,

@@ -19,7 +19,9 @@ NowNs = Callable[[], int]
 
 
 class PowerSampler:
-    """Polls `sources` every `1/rate_hz` seconds between `start()` and `stop()`.
+    """Polls each source on its own thread every `1/rate_hz` seconds (or at the source's
+    `max_rate_hz`, when it declares a lower one: a BMC answers about once a second) between
+    `start()` and `stop()`. One thread per source, so a slow BMC never delays GPU samples.
 
     The schedule is absolute (tick k at t0 + k*period): a slow read delays one sample and the
     next ones catch up instead of drifting. A read that raises is logged in `series.errors`
@@ -32,10 +34,11 @@ class PowerSampler:
         if rate_hz <= 0:
             raise ValueError("rate_hz must be > 0")
         self._sources = list(sources)
-        self._period_ns = round(1e9 / rate_hz)
+        self._rate_hz = rate_hz
         self._now_ns: NowNs = now_ns or time.monotonic_ns
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # guards series.errors across source threads
+        self._threads: list[threading.Thread] = []
         self._by_device: dict[str, DeviceSeries] = {}
         self.series = PowerSeries(rate_hz=rate_hz)
         for src in self._sources:
@@ -44,47 +47,57 @@ class PowerSampler:
                 self._by_device[info.device] = ds
                 self.series.devices.append(ds)
 
-    def sample_once(self) -> None:
-        """Read every source once and append the readings (also used by tests and probes)."""
-        for src in self._sources:
-            t0 = self._now_ns()
-            try:
-                readings = src.read()
-            except Exception as exc:  # a failed read is data (a gap), never a crash
+    def read_source(self, src: PowerSource) -> None:
+        """Read one source once and append its readings, stamped at the read's midpoint."""
+        t0 = self._now_ns()
+        try:
+            readings = src.read()
+        except Exception as exc:  # a failed read is data (a gap), never a crash
+            with self._lock:
                 self.series.errors.append(f"{t0} {src.name}: {exc!r}")
-                continue
-            t_ns = (t0 + self._now_ns()) // 2
-            for r in readings:
-                ds = self._by_device.get(r.device)
-                if ds is not None:
-                    ds.append(t_ns, r)
+            return
+        t_ns = (t0 + self._now_ns()) // 2
+        for r in readings:
+            ds = self._by_device.get(r.device)
+            if ds is not None:  # each device belongs to one source, so one thread appends
+                ds.append(t_ns, r)
 
-    def _run(self) -> None:
+    def sample_once(self) -> None:
+        """Read every source once, in order (tests and probes)."""
+        for src in self._sources:
+            self.read_source(src)
+
+    def _run(self, src: PowerSource) -> None:
+        rate_hz = min(self._rate_hz, float(getattr(src, "max_rate_hz", self._rate_hz)))
+        period_ns = round(1e9 / rate_hz)
         start_ns = self._now_ns()
         k = 0
         while not self._stop.is_set():
-            self.sample_once()
+            self.read_source(src)
             k += 1
             now = self._now_ns()
-            next_ns = start_ns + k * self._period_ns
+            next_ns = start_ns + k * period_ns
             if next_ns < now:  # fell behind by more than a tick: skip, don't burst
-                k = (now - start_ns) // self._period_ns + 1
-                next_ns = start_ns + k * self._period_ns
+                k = (now - start_ns) // period_ns + 1
+                next_ns = start_ns + k * period_ns
             self._stop.wait((next_ns - now) / 1e9)
-        self.sample_once()  # a closing sample so the last window edge is bracketed
+        self.read_source(src)  # a closing sample so the last window edge is bracketed
 
     def start(self) -> None:
-        if self._thread is not None:
+        if self._threads:
             raise RuntimeError("sampler already started")
-        self._thread = threading.Thread(target=self._run, name="scoville-power", daemon=True)
-        self._thread.start()
+        for i, src in enumerate(self._sources):
+            th = threading.Thread(target=self._run, args=(src,), name=f"scoville-power-{i}")
+            th.daemon = True
+            th.start()
+            self._threads.append(th)
 
     def stop(self) -> PowerSeries:
         """Stop, join, close the sources, and return the recorded series."""
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            self._thread = None
+        self._stop.set()
+        for th in self._threads:
+            th.join()
+        self._threads = []
         for src in self._sources:
             src.close()
         return self.series
