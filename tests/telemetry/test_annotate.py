@@ -66,3 +66,18 @@ def test_one_saturated_worker_taints_the_point() -> None:
     assert f["client_cpu_share"] == pytest.approx(0.95)
     assert f["client_flags"] == ["client_cpu_saturated"]
     assert f["client_saturated"] is True and f["client_workers"] == 2
+
+
+def test_timeline_golden() -> None:
+    from scoville.telemetry.scraper import ServerMetricsSeries
+
+    srv = ServerMetricsSeries("x")
+    srv.append(1 * S, {"running_requests": 1.0, "generation_tokens_total": 100.0})
+    srv.append(2 * S, {"running_requests": 2.0, "generation_tokens_total": 160.0})
+    srv.append(4 * S, {"running_requests": 0.0, "generation_tokens_total": 200.0})
+    records = [rec(0, 0.5, 3), rec(1, 1.5, 3.5)]
+    tl = annotate.timeline(srv, records)
+    assert tl["t_s"] == [0.0, 1.0, 3.0]
+    assert tl["running_requests"] == [1.0, 2.0, 0.0]
+    assert tl["generation_tok_per_s"] == [None, 60.0, 20.0]
+    assert tl["client_inflight"] == [1, 2, 0]

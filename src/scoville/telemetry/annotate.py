@@ -16,6 +16,7 @@ import numpy as np
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.telemetry.calibrate import Envelope, envelope_flags, point_chunk_rate_per_s
 from scoville.telemetry.integrity import Thresholds, client_fields
+from scoville.telemetry.scraper import ServerMetricsSeries
 from scoville.telemetry.session import TelemetryResult
 from scoville.telemetry.workers import WorkerResult
 
@@ -92,4 +93,28 @@ def annotate_rows(
         new["client_flags"] = flags
         new["valid_client"] = not flags
         out.append(new)
+    return out
+
+
+def timeline(server: ServerMetricsSeries, records: Sequence[RequestRecord]) -> dict[str, Any]:
+    """Plot-ready series at the scrape times (seconds from the first scrape): the server's
+    running / waiting requests and KV usage, its generation rate (from the counter), and the
+    client's in-flight requests. A gap between client in-flight and running + waiting means
+    requests queued somewhere the server does not count (a proxy, the network, the client)."""
+    t = list(server.t_ns)
+    if not t:
+        return {"t_s": []}
+    out: dict[str, Any] = {"t_s": [(x - t[0]) / 1e9 for x in t]}
+    for name in ("running_requests", "waiting_requests", "kv_cache_usage_ratio"):
+        if name in server.values:
+            out[name] = list(server.values[name])
+    gen = server.values.get("generation_tokens_total")
+    if gen is not None:
+        rates: list[float | None] = [None]
+        for i in range(1, len(t)):
+            a, b = gen[i - 1], gen[i]
+            ok = a is not None and b is not None and t[i] > t[i - 1]
+            rates.append((b - a) / ((t[i] - t[i - 1]) / 1e9) if ok else None)  # type: ignore[operator]
+        out["generation_tok_per_s"] = rates
+    out["client_inflight"] = client_inflight(records, t)
     return out
