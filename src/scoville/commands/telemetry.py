@@ -35,17 +35,7 @@ def _levels(text: str) -> tuple[int, ...]:
     return levels
 
 
-LEVEL_COLUMNS = (
-    "streams",
-    "offer/s",
-    "got/s",
-    "err p50",
-    "err p99",
-    "lag p99",
-    "cpu",
-    "srv lag",
-    "verdict",
-)
+LEVEL_COLUMNS = ("streams", "offer/s", "got/s", "e50", "e99", "lag99", "cpu", "srv99", "verdict")
 
 
 def _fmt(v: float | None, d: int = 2) -> str:
@@ -55,8 +45,11 @@ def _fmt(v: float | None, d: int = 2) -> str:
 def _level_table() -> tuple[Table, Callable[[Any], None]]:
     """The calibration table and the callback adding one level to it (and printing progress)."""
     table = Table(
-        title="client calibration, one process (chunks/s; errors and lags in ms)",
+        title="client calibration, one process",
         title_justify="left",
+        caption="offer/got: chunks/s; e50/e99: client stamp - server write, p50/p99 ms; "
+        "lag99: event-loop lag p99 ms; cpu: cores; srv99: server lateness p99 ms",
+        caption_justify="left",
     )
     for col in LEVEL_COLUMNS:
         table.add_column(col, justify="right")
