@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -49,14 +50,18 @@ def main() -> None:
     ap.add_argument("--itl-ms", type=float, default=5.0)
     ap.add_argument("--tokens", type=int, default=200)
     ap.add_argument("--per-stream", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3, help="runs per setting; medians reported")
     a = ap.parse_args()
     print(f"cores={os.cpu_count()} load={os.getloadavg()}")
     with reference_process(ttft_s=0.010, itl_s=a.itl_ms / 1e3) as url:
         offered = a.streams * a.tokens / (0.010 + a.tokens * a.itl_ms / 1e3)
         print(f"offered ~{offered:,.0f} chunks/s")
-        one = measure(url, a.streams, a.tokens, a.per_stream, 1)
-        two = measure(url, a.streams, a.tokens, a.per_stream, 2)
-    print(f"ratio 2 workers / 1 worker = {two / one:.2f}")
+        one, two = [], []
+        for _ in range(a.repeats):  # interleaved, so drifting machine load hits both alike
+            one.append(measure(url, a.streams, a.tokens, a.per_stream, 1))
+            two.append(measure(url, a.streams, a.tokens, a.per_stream, 2))
+    m1, m2 = statistics.median(one), statistics.median(two)
+    print(f"median chunks/s: 1 worker {m1:,.0f}, 2 workers {m2:,.0f}; ratio {m2 / m1:.2f}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ import time
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
-
 from scoville.client.seam import GenerateRequest, MonotonicClock
 from scoville.records.model import RequestRecord
 from scoville.records.sink import MemorySink
