@@ -38,3 +38,19 @@ def test_workers_needed() -> None:
     assert scaleout.workers_needed(8_001, 10_000) == 2
     assert scaleout.workers_needed(30_000, 10_000) == 4
     assert scaleout.workers_needed(30_000, 0) == 1
+
+
+def test_rerun_workers_rule() -> None:
+    clean = {"client_saturated": False, "client_flags": [], "client_chunks_per_s": 5_000.0}
+    assert scaleout.rerun_workers(clean, 10_000, 8) == 1
+    hot = {
+        "client_saturated": True,
+        "client_flags": ["client_cpu_saturated"],
+        "client_chunks_per_s": 12_000.0,
+    }
+    # 1.5 x 12k = 18k chunks/s at 8k per process -> 3
+    assert scaleout.rerun_workers(hot, 10_000, 8) == 3
+    assert scaleout.rerun_workers(hot, 10_000, 2) == 2
+    beyond = {"client_flags": ["beyond_client_envelope"], "client_chunks_per_s": 1_000.0}
+    assert scaleout.rerun_workers(beyond, 10_000, 8) == 2
+    assert scaleout.rerun_workers({"client_saturated": True}, 0, 8) == 2

@@ -74,3 +74,16 @@ def run_point_scaled(
 
         return run_point_ray(target, plan, spec.n, spec.address)
     raise ValueError("inline points are run by the pipeline's own driver call")
+
+
+def rerun_workers(row: dict[str, object], envelope_chunks_per_s: float, max_workers: int) -> int:
+    """The automatic rule: a point whose client was saturated or beyond its envelope is run
+    again with enough local processes for the chunk rate it reached (times 1.5, since a
+    saturated client under-reports the rate it was asked for); 1 means keep the result."""
+    flags = row.get("client_flags") or []
+    if not row.get("client_saturated") and "beyond_client_envelope" not in flags:  # type: ignore[operator]
+        return 1
+    rate = row.get("client_chunks_per_s")
+    if not isinstance(rate, int | float) or envelope_chunks_per_s <= 0:
+        return min(max_workers, 2)
+    return min(max_workers, max(2, workers_needed(1.5 * rate, envelope_chunks_per_s)))
