@@ -1,0 +1,178 @@
+"""CLI commands of the telemetry area: `scoville calibrate` and `scoville power probe`.
+
+Thin: parse options, call `scoville.telemetry`, print with rich. Heavy imports stay inside
+the command functions so `scoville --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from scoville.errors import UserError
+
+app = typer.Typer(add_completion=False)
+power_app = typer.Typer(add_completion=False, help="Power measurement sources on this machine.")
+app.add_typer(power_app, name="power")
+console = Console()
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    try:
+        levels = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        levels = ()
+    if not levels or any(n < 1 for n in levels) or list(levels) != sorted(levels):
+        raise UserError(
+            f"--levels {text!r} is not a rising comma list of stream counts >= 1; "
+            "give e.g. --levels 1,2,4,8,16,32,64."
+        )
+    return levels
+
+
+LEVEL_COLUMNS = ("streams", "offer/s", "got/s", "e50", "e99", "lag99", "cpu", "srv99", "verdict")
+
+
+def _fmt(v: float | None, d: int = 2) -> str:
+    return "-" if v is None else f"{v:,.{d}f}"
+
+
+def _level_table() -> tuple[Table, Callable[[Any], None]]:
+    """The calibration table and the callback adding one level to it (and printing progress)."""
+    table = Table(
+        title="client calibration, one process",
+        title_justify="left",
+        caption="offer/got: chunks/s; e50/e99: client stamp - server write, p50/p99 ms; "
+        "lag99: event-loop lag p99 ms; cpu: cores; srv99: server lateness p99 ms",
+        caption_justify="left",
+    )
+    for col in LEVEL_COLUMNS:
+        table.add_column(col, justify="right")
+
+    def row(lv: Any) -> None:
+        verdict = "ok" if lv.passed else "[red]" + ",".join(lv.flags) + "[/red]"
+        cells = (lv.offered_chunks_per_s, lv.achieved_chunks_per_s)
+        table.add_row(
+            str(lv.streams),
+            *(_fmt(c, 0) for c in cells),
+            _fmt(lv.ts_err_p50_ms, 3),
+            _fmt(lv.ts_err_p99_ms, 3),
+            _fmt(lv.loop_lag_p99_ms),
+            _fmt(lv.client_cpu_share),
+            _fmt(lv.server_lag_p99_ms),
+            verdict,
+        )
+        console.print(f"  {lv.streams} streams: {'ok' if lv.passed else ','.join(lv.flags)}")
+
+    return table, row
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    levels: Annotated[str, typer.Option(help="Stream counts to try, rising.")] = (
+        "1,2,4,8,16,32,64,128,256"
+    ),
+    itl_ms: Annotated[float, typer.Option(help="Reference inter-token interval (ms).")] = 10.0,
+    ttft_ms: Annotated[float, typer.Option(help="Reference time to first token (ms).")] = 20.0,
+    tokens: Annotated[int, typer.Option(help="Output tokens per request.")] = 100,
+    requests_per_stream: Annotated[int, typer.Option(help="Requests per stream per level.")] = 2,
+    max_ts_err_ms: Annotated[
+        float, typer.Option(help="Absolute p99 timestamp-error limit (ms).")
+    ] = 1.0,
+    out: Annotated[
+        Path, typer.Option(help="Where to write the envelope (JSON) for later runs.")
+    ] = Path("scoville-calibration.json"),
+) -> None:
+    """Measure this client's capacity and timestamp error against a reference server with a
+    known emission schedule, and print the envelope inside which results are trustworthy."""
+    import asyncio
+
+    stream_levels = _levels(levels)
+
+    from scoville.telemetry.calibrate import (
+        Criteria,
+        calibrate,
+        reference_process,
+        save_envelope,
+    )
+
+    table, row = _level_table()
+    criteria = Criteria(ts_err_p99_ms=max_ts_err_ms)
+    with reference_process(ttft_ms / 1e3, itl_ms / 1e3) as url:
+        env = asyncio.run(
+            calibrate(
+                url,
+                stream_levels,
+                ttft_ms / 1e3,
+                itl_ms / 1e3,
+                tokens,
+                requests_per_stream,
+                criteria,
+                on_level=row,
+            )
+        )
+    console.print(table)
+    save_envelope(env, out)
+    floor = env.floor_ts_err_p99_ms
+    console.print(
+        f"[bold]envelope:[/bold] up to {env.max_streams} concurrent streams and "
+        f"{env.max_chunks_per_s:,.0f} chunks/s per client process "
+        f"(limited by: {env.limited_by}); timestamp floor p99 "
+        f"{'-' if floor is None else f'{floor:.3f}'} ms. Written to {out}."
+    )
+
+
+@power_app.command("probe")
+def power_probe(
+    seconds: Annotated[float, typer.Option(help="How long to sample.")] = 2.0,
+    rate_hz: Annotated[float, typer.Option(help="Samples per second.")] = 10.0,
+    redfish_url: Annotated[
+        str | None,
+        typer.Option(help="BMC base URL; credentials from SCOVILLE_REDFISH_USER/_PASSWORD."),
+    ] = None,
+) -> None:
+    """List the power sources usable here, sample them briefly and print mean power."""
+    import time
+
+    from scoville.telemetry.integrate import integrate_power
+    from scoville.telemetry.sampler import PowerSampler
+    from scoville.telemetry.sources import SourceUnavailable, open_source, probe_sources
+
+    sources, why_not = probe_sources()
+    if redfish_url:
+        try:
+            sources.append(open_source("redfish", base_url=redfish_url))
+        except SourceUnavailable as exc:
+            why_not["redfish"] = str(exc)
+    for name, reason in why_not.items():
+        console.print(f"[dim]{name}: unavailable: {reason}[/dim]")
+    if not sources:
+        console.print("No power source is usable here; runs will report declared power only.")
+        return
+    sampler = PowerSampler(sources, rate_hz)
+    sampler.start()
+    time.sleep(seconds)
+    series = sampler.stop()
+    table = Table(title=f"power over {seconds:g} s")
+    for col in ("boundary", "device", "source", "samples", "mean W", "method", "valid"):
+        table.add_column(col)
+    t0 = min(d.t_ns[0] for d in series.devices if d.t_ns)
+    t1 = max(d.t_ns[-1] for d in series.devices if d.t_ns)
+    for boundary, w in integrate_power(series, t0, t1).items():
+        for dev, ds in zip(w.devices, series.by_boundary(boundary), strict=True):
+            mean = dev.energy_j / w.window_s if dev.energy_j is not None else None
+            table.add_row(
+                boundary,
+                dev.device,
+                ds.info.source,
+                str(len(ds.t_ns)),
+                "-" if mean is None else f"{mean:.1f}",
+                dev.method,
+                "yes" if not dev.flags else ",".join(dev.flags),
+            )
+    console.print(table)
