@@ -14,13 +14,14 @@ from rich.console import Console
 from rich.table import Table
 
 from scoville.commands import analysis as analysis_commands
+from scoville.commands import telemetry as telemetry_commands
 from scoville.errors import UserError
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
                   help="scoville: measure LLM inference servers and audit the claims made "
                        "about them.")
 # Each area's commands live in scoville/commands/<area>.py and are mounted at top level.
-for _area_app in (analysis_commands.app,):
+for _area_app in (analysis_commands.app, telemetry_commands.app):
     app.add_typer(_area_app)
 console = Console()
 err_console = Console(stderr=True)
@@ -66,6 +67,7 @@ def run(
     isl: Annotated[int | None, typer.Option(help="Input tokens per request.")] = None,
     osl: Annotated[int | None, typer.Option(help="Output tokens per request.")] = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
+    workers: Annotated[str | None, typer.Option(help="Client processes per point: N (local), ray, ray:N or ray://HOST:PORT?workers=N.")] = None,
 ) -> None:
     """Run a benchmark sweep and write a bundle with report.html (embedded target by default)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -92,7 +94,7 @@ def run(
                 tasks[point_id] = progress.add_task(f"point {point_id}", total=total)
             progress.update(tasks[point_id], completed=done)  # type: ignore[arg-type]
 
-        result = run_benchmark(frozen, out, on_progress)
+        result = run_benchmark(frozen, out, on_progress, workers)
     console.print(_point_table(result.summary))
     for note in result.summary.get("notes", []):
         console.print(f"[dim]{note}[/dim]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,10 @@ from scoville.store.bundle import (
 )
 from scoville.targets.base import Target
 from scoville.targets.registry import open_target
+from scoville.telemetry.annotate import annotate_rows
+from scoville.telemetry.scaleout import WorkersSpec, parse_workers, run_point_scaled
+from scoville.telemetry.session import TelemetryResult, TelemetrySession
+from scoville.telemetry.workers import WorkerResult, WorkerTarget
 from scoville.workload.fixed import Prompt, exact_prompt
 
 OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
@@ -82,35 +86,96 @@ async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, s
     return ex.prompt_tokens - 32, f"template overhead {ex.prompt_tokens - 32} tokens (measured)"
 
 
+@dataclass
+class Driven:
+    """What driving a sweep produced besides the records on disk."""
+
+    windows: list[PointWindow] = field(default_factory=list)
+    telemetry: TelemetryResult | None = None
+    workers: dict[str, list[WorkerResult]] = field(default_factory=dict)
+
+
+def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[RequestRecord], None]:
+    total, done = len(plan.warmup) + len(plan.measured), 0
+
+    def tick(_r: RequestRecord) -> None:
+        nonlocal done
+        done += 1
+        if on_progress:
+            on_progress(plan.point_id, done, total)
+
+    return tick
+
+
+def _worker_target(target: Target, spec: BenchmarkSpec) -> WorkerTarget:
+    base_url = getattr(target.server, "base_url", None)
+    if base_url is None:
+        raise TargetError(f"--workers needs an HTTP target; a {target.kind} target runs in "
+                          "this process only. Drop --workers.")
+    return WorkerTarget(base_url, target.model, spec.target.api_key_env,
+                        spec.target.request_timeout_s)
+
+
+async def _run_scaled(target: Target, spec: BenchmarkSpec, plan: PointPlan, sink: RecordSink,
+                      workers: WorkersSpec, work_dir: Path, driven: Driven,
+                      on_progress: OnProgress | None) -> PointWindow:
+    """One point over several client processes (local or Ray); records merged into `sink`."""
+    records, window, results = await asyncio.to_thread(
+        run_point_scaled, _worker_target(target, spec), plan, workers, work_dir)
+    tick = _ticker(plan, on_progress)
+    for r in records:
+        sink.write(r)
+        tick(r)
+    sink.write_window(window)
+    driven.workers[plan.point_id] = list(results)
+    return window
+
+
 async def drive(target: Target, spec: BenchmarkSpec, sink: RecordSink,
-                on_progress: OnProgress | None, notes: list[str]) -> list[PointWindow]:
-    """Probe, build every point's prompts, then run the points one after another."""
+                on_progress: OnProgress | None, notes: list[str],
+                workers: WorkersSpec | None = None, work_dir: Path | None = None) -> Driven:
+    """Probe, build every point's prompts, then run the points one after another, with
+    telemetry (power, server metrics, client integrity) recorded around the sweep."""
+    workers = workers or WorkersSpec("inline")
+    driven = Driven()
     try:
         overhead, note = await template_overhead(target, spec)
         notes.append(note)
         if target.tokenizer is None:
             raise TargetError("The target has no tokenizer; exact-length prompts need one.")
         plans: Sequence[PointPlan] = build_plans(spec, target.tokenizer, overhead)
-        windows = []
-        for plan in plans:
-            total, done = len(plan.warmup) + len(plan.measured), 0
-
-            def tick(_r: RequestRecord, pid: str = plan.point_id, n: int = total) -> None:
-                nonlocal done
-                done += 1
-                if on_progress:
-                    on_progress(pid, done, n)
-
-            windows.append(await run_point(target.server, target.clock, plan, sink,
-                                           target.tokenizer, tick))
-        return windows
+        session = None
+        if target.kind != "twin":
+            session = TelemetrySession.auto(
+                metrics_url=target.metrics_url, clock=target.clock,
+                declared_power_w=spec.accelerators.power_w_per_accelerator,
+                n_accelerators=spec.accelerators.count)
+            await session.start()
+        try:
+            for plan in plans:
+                if workers.kind == "inline":
+                    driven.windows.append(await run_point(
+                        target.server, target.clock, plan, sink, target.tokenizer,
+                        _ticker(plan, on_progress)))
+                else:
+                    driven.windows.append(await _run_scaled(
+                        target, spec, plan, sink, workers, work_dir or Path("."), driven,
+                        on_progress))
+        finally:
+            if session is not None:
+                driven.telemetry = await session.stop()
+        return driven
     finally:
         await target.close()
 
 
 def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
-                  on_progress: OnProgress | None = None) -> RunResult:
-    """Measure `spec` and write its bundle; records reach disk even if the run is stopped."""
+                  on_progress: OnProgress | None = None, workers: str | None = None) -> RunResult:
+    """Measure `spec` and write its bundle; records reach disk even if the run is stopped.
+
+    `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
+    "ray://head:10001?workers=16"; None or "1" keeps the client in this process."""
+    workers_spec = parse_workers(workers)
     target = open_target(spec)
     run_dir = new_run_dir(out_dir, spec)
     write_spec(run_dir, spec)
@@ -118,18 +183,21 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
     notes: list[str] = [f"tokenizer: {target.tokenizer.name if target.tokenizer else 'none'}"]
     sink = RecordSink(run_dir / "records.jsonl")
     interrupted = False
+    driven = Driven()
     try:
         with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
-            runner.run(drive(target, spec, sink, on_progress, notes))
+            driven = runner.run(drive(target, spec, sink, on_progress, notes, workers_spec,
+                                      run_dir / "workers"))
     except KeyboardInterrupt:
         interrupted = True
         notes.append("interrupted: only completed points are summarised")
     finally:
         sink.close()
         write_manifest(run_dir, {"kind": target.kind, "model": target.model, **target.info},
-                       started)
+                       started, {"client_workers": workers or "1"})
     records, windows = read_records(run_dir / "records.jsonl")
-    result = summarize_run(run_dir, spec, records, windows, target.model, notes)
+    result = summarize_run(run_dir, spec, records, windows, target.model, notes,
+                           telemetry=driven.telemetry, workers=driven.workers)
     if interrupted:
         raise KeyboardInterrupt(str(run_dir))
     return result
@@ -137,8 +205,10 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
 
 def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestRecord],
                   windows: Sequence[PointWindow], model: str, notes: list[str],
-                  extra: dict[str, Any] | None = None) -> RunResult:
-    """Metrics -> summary.json -> report.html for records already on disk or in memory."""
+                  extra: dict[str, Any] | None = None,
+                  telemetry: TelemetryResult | None = None,
+                  workers: dict[str, list[WorkerResult]] | None = None) -> RunResult:
+    """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html."""
     labels = labels_of(spec, model)
     shape = {"isl": spec.shape.isl_tokens, "osl": spec.shape.osl_tokens,
              "range_ratio": spec.shape.range_ratio}
@@ -146,6 +216,10 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
     if extra:
         for row in rows:
             row.update(extra.get(row["point_id"], {}))
+    if telemetry is not None:
+        write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
+        rows = annotate_rows(rows, telemetry, windows, records, spec.accelerators.count,
+                             workers=workers or None)
     summary = write_summary(run_dir, spec, rows, labels, notes)
     write_report([run_dir], run_dir / "report.html")
     return RunResult(run_dir, summary)
