@@ -33,7 +33,7 @@ from scoville.store.bundle import (
 )
 from scoville.targets.base import Target
 from scoville.targets.registry import open_target
-from scoville.telemetry.annotate import annotate_rows
+from scoville.telemetry.annotate import annotate_rows, timeline
 from scoville.telemetry.scaleout import WorkersSpec, parse_workers, run_point_scaled
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
 from scoville.telemetry.workers import WorkerResult, WorkerTarget
@@ -48,11 +48,18 @@ class RunResult:
     summary: dict[str, Any]
 
 
-def labels_of(spec: BenchmarkSpec, model: str) -> dict[str, Any]:
-    return {"system": spec.accelerators.kind, "model": spec.model_name or model,
-            "precision": spec.precision, "framework": spec.serving.framework,
-            "spec_decode": spec.serving.speculative_decoding,
-            "disagg": spec.serving.disaggregated}
+def labels_of(spec: BenchmarkSpec, model: str,
+              defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The labels that group points into configurations. `defaults` (facts a target knows,
+    e.g. the embedded model's quantisation) fill labels the spec leaves "unknown"."""
+    labels = {"system": spec.accelerators.kind, "model": spec.model_name or model,
+              "precision": spec.precision, "framework": spec.serving.framework,
+              "spec_decode": spec.serving.speculative_decoding,
+              "disagg": spec.serving.disaggregated}
+    for key, value in (defaults or {}).items():
+        if labels.get(key) in ("unknown", None):
+            labels[key] = value
+    return labels
 
 
 def declared_of(spec: BenchmarkSpec) -> Declared:
@@ -196,8 +203,12 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
         write_manifest(run_dir, {"kind": target.kind, "model": target.model, **target.info},
                        started, {"client_workers": workers or "1"})
     records, windows = read_records(run_dir / "records.jsonl")
+    defaults = target.info.get("label_defaults")
+    if defaults:
+        notes.append(f"labels from the target: {defaults}")
     result = summarize_run(run_dir, spec, records, windows, target.model, notes,
-                           telemetry=driven.telemetry, workers=driven.workers)
+                           telemetry=driven.telemetry, workers=driven.workers,
+                           label_defaults=defaults)
     if interrupted:
         raise KeyboardInterrupt(str(run_dir))
     return result
@@ -207,9 +218,10 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
                   windows: Sequence[PointWindow], model: str, notes: list[str],
                   extra: dict[str, Any] | None = None,
                   telemetry: TelemetryResult | None = None,
-                  workers: dict[str, list[WorkerResult]] | None = None) -> RunResult:
+                  workers: dict[str, list[WorkerResult]] | None = None,
+                  label_defaults: dict[str, Any] | None = None) -> RunResult:
     """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html."""
-    labels = labels_of(spec, model)
+    labels = labels_of(spec, model, label_defaults)
     shape = {"isl": spec.shape.isl_tokens, "osl": spec.shape.osl_tokens,
              "range_ratio": spec.shape.range_ratio}
     rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
@@ -221,6 +233,9 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
         rows = annotate_rows(rows, telemetry, windows, records, spec.accelerators.count,
                              workers=workers or None)
     summary = write_summary(run_dir, spec, rows, labels, notes)
+    if telemetry is not None and telemetry.server is not None:
+        summary["server_timeline"] = timeline(telemetry.server, records)
+        write_json(run_dir / "summary.json", summary)
     write_report([run_dir], run_dir / "report.html")
     return RunResult(run_dir, summary)
 

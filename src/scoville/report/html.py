@@ -89,6 +89,24 @@ def _comparison(runs: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
     return f"Comparison against {baseline}", "".join(html_table(t) for t in tables)
 
 
+def _timeline(run: dict[str, Any]) -> str:
+    """Server-reported running/waiting requests against the client's in-flight count."""
+    tl = run["summary"].get("server_timeline") or {}
+    t = tl.get("t_s") or []
+    series = []
+    for key, label in (("client_inflight", "client in flight"),
+                       ("running_requests", "server running"),
+                       ("waiting_requests", "server waiting")):
+        ys = tl.get(key)
+        if ys:
+            pts = [(x, float(y), "") for x, y in zip(t, ys, strict=False) if y is not None]
+            series.append(Series(label, pts, [(x, y) for x, y, _ in pts]))
+    if not series:
+        return ""
+    return chart("Server metrics against the client's view", "time (s)", "requests", series,
+                 width=900, height=300)
+
+
 def render(runs: Sequence[dict[str, Any]], title: str = "scoville report",
            extra_sections: Sequence[tuple[str, str]] = ()) -> str:
     """HTML for one or more runs. Each run is {"summary", "spec", "manifest"} as on disk.
@@ -120,6 +138,7 @@ def render(runs: Sequence[dict[str, Any]], title: str = "scoville report",
                     f"spec hash <code>{escape(str(s.get('spec_hash')))}</code>.</p>")
         body.extend(f"<p class='note'>{escape(n)}</p>" for n in s.get("notes", []))
         body.append(_point_table(s["points"]))
+        body.append(_timeline(run))
         body.append("<details><summary>Frozen spec</summary><pre>"
                     f"{escape(json.dumps(spec, indent=2))}</pre></details>")
         target = run.get("manifest", {}).get("target", {})

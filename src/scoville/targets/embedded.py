@@ -79,7 +79,7 @@ def serve_forever(cfg: EmbeddedConfig) -> None:
     verify_gguf(path)
     p = xllamacpp.CommonParams()
     p.model.path = str(path)
-    p.model_alias = MODEL_ALIAS
+    p.model_alias = {MODEL_ALIAS}  # a set of names (a str would become a set of characters)
     p.n_parallel = cfg.parallel
     p.n_ctx = cfg.parallel * cfg.ctx_per_slot
     p.port = cfg.port or 8080

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from scoville.errors import TargetError
 from scoville.spec.model import BenchmarkSpec
 from scoville.targets.base import Target
-from scoville.targets.embedded import EmbeddedConfig, EmbeddedServer
+from scoville.targets.embedded import MODEL_ALIAS, EmbeddedConfig, EmbeddedServer
 from scoville.targets.http import open_http_target
 
 
@@ -28,6 +28,9 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
         raise
     target.info["embedded"] = {"server": "llama.cpp (xllamacpp)", "slots": slots,
                                "ctx_per_slot": ctx, "url": url}
+    # Facts the spec may leave "unknown": used as labels, and said so in the summary notes.
+    target.info["label_defaults"] = {"precision": "Q4_1", "framework": "llama.cpp",
+                                     "model": MODEL_ALIAS}
     target.on_close.append(server.stop)
     return target
 
