@@ -38,28 +38,26 @@ def start_reference(ttft_ms: float, itl_ms: float, tokens_per_chunk: int = 1, fa
     raise RuntimeError("reference server did not start")
 
 
-@pytest.fixture(scope="session")
-def reference_url() -> Iterator[str]:
-    """Reference server: first frame 50 ms after arrival, then one token every 100 ms."""
-    proc, url = start_reference(50.0, 100.0)
+def _serving(ttft_ms: float, itl_ms: float, fault: str = "") -> Iterator[str]:
+    proc, url = start_reference(ttft_ms, itl_ms, fault=fault)
     yield url
     proc.terminate()
     proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def reference_url() -> Iterator[str]:
+    """Reference server: first frame 50 ms after arrival, then one token every 100 ms."""
+    yield from _serving(50.0, 100.0)
 
 
 @pytest.fixture(scope="session")
 def cutting_url() -> Iterator[str]:
     """Reference server that cuts every stream after 3 frames (a 1-token probe passes)."""
-    proc, url = start_reference(2.0, 2.0, fault="cut:3")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    yield from _serving(2.0, 2.0, fault="cut:3")
 
 
 @pytest.fixture(scope="session")
 def fast_url() -> Iterator[str]:
     """Reference server: 5 ms to the first token, then 2 ms per token."""
-    proc, url = start_reference(5.0, 2.0)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    yield from _serving(5.0, 2.0)
