@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from scoville.errors import UserError
@@ -111,9 +112,9 @@ def simulate_cmd(
         )
     console.print(table)
     hw = sim.cfg.hardware
-    console.print(f"hardware source: {hw.source}")
+    console.print(f"hardware source: {escape(hw.source)}")
     for field, why in hw.assumed.items():
-        console.print(f"[yellow]assumed[/yellow] {field}: {why}")
+        console.print(f"[yellow]assumed[/yellow] {field}: {escape(why)}")
     console.print(f"simulated in {wall_s:.2f} s")
     if no_bundle:
         return
@@ -185,3 +186,73 @@ def serve_cmd(
         asyncio.run(main())
     except KeyboardInterrupt:
         console.print("stopped")
+
+
+@twin_app.command("validate")
+def validate_cmd(
+    requests_per_point: Annotated[int | None, typer.Option(help="Default 10 x conc.")] = None,
+) -> None:
+    """Predicted vs published for every calibration point (fitted points marked as such)."""
+    from scoville.twin.calibration import load_points, validate
+
+    points = load_points()
+    rows = validate(points, requests_per_point)
+    table = Table(title="twin calibration: predicted vs published")
+    for col in ("point", "role", "metric", "published", "predicted", "error"):
+        table.add_column(col, justify="right")
+    for c in rows:
+        table.add_row(
+            c.point_id,
+            c.role,
+            c.metric,
+            f"{c.published:,.2f}",
+            f"{c.predicted:,.2f}",
+            f"{c.error:+.1%}",
+        )
+    console.print(table)
+    held = sorted(abs(c.error) for c in rows if c.role == "validate")
+    if held:
+        mid = len(held) // 2
+        median = held[mid] if len(held) % 2 else (held[mid - 1] + held[mid]) / 2
+        console.print(
+            f"median |error| over {len(held)} held-out comparisons: {median:.1%} "
+            "(fitted points excluded)"
+        )
+    for p in points:
+        fitted = f" (fitted: {', '.join(p.fitted)})" if p.fitted else ""
+        console.print(f"{p.id}: {escape(p.source)}{fitted}")
+
+
+@twin_app.command("explain")
+def explain_cmd(
+    model: Model = "gpt-oss-120b",
+    intvty: Annotated[float, typer.Option(help="Claimed tokens/s/user at batch 1.")] = 1459.0,
+    context: Annotated[int, typer.Option(help="Context tokens while decoding.")] = 8704,
+    hardware: Hw = "Jalapeno-B0",
+    catalogue: Cat = None,
+) -> None:
+    """What a claimed single-user speed implies: HBM bandwidth and FLOP/s per GPU, by TP."""
+    from scoville.twin.calibration import explain
+    from scoville.twin.catalogue import load_catalogue
+
+    if intvty <= 0 or context < 1:
+        raise UserError("--intvty must be > 0 and --context >= 1.")
+    cat = load_catalogue(catalogue or ())
+    hw, m = cat.get_hardware(hardware), cat.get_model(model)
+    rows = explain(m, intvty, context, hw)
+    table = Table(
+        title=f"{intvty:g} tok/s/user on {m.name} (context {context}): TPOT "
+        f"{1e3 / intvty:.3f} ms; vs {hw.name} ({hw.hbm_tb_s} TB/s)"
+    )
+    for col in ("TP", "HBM TB/s per GPU", "of peak", "TFLOP/s per GPU", "twin TPOT ms"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        frac = f"{r.hbm_fraction:.0%}" if r.hbm_fraction is not None else "-"
+        twin = f"{r.twin_tpot_s * 1e3:.3f}" if r.twin_tpot_s is not None else "-"
+        table.add_row(str(r.tp), f"{r.hbm_tb_s:.2f}", frac, f"{r.tflops:.1f}", twin)
+    console.print(table)
+    console.print(
+        "Above 100% of peak bandwidth the claim needs more GPUs per replica (or "
+        "speculative decoding, or fewer bytes per token); the twin column adds the "
+        "per-layer overhead and all-reduce latency its defaults assume."
+    )

@@ -30,7 +30,7 @@ class Efficiency:
     gemm_m_half_tokens: float = 8.0  # rows at which a GEMM reaches half of gemm_max (small-M tiles)
     attention_compute: float = 0.45  # flash-attention prefill fraction of BF16 peak
     link: float = 0.80  # NCCL bus-bandwidth fraction of the per-direction link rate
-    allreduce_latency_s: float = 8e-6  # small-message NVLink all-reduce latency
+    allreduce_latency_s: float = 30e-6  # per TP all-reduce, FITTED (calibration.yaml: H100 TP8)
     alltoall_latency_s: float = 15e-6  # dispatch/combine latency per MoE layer
     layer_overhead_s: float = 20e-6  # per layer per step: kernel fixed latency, graph replay
     step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
