@@ -111,8 +111,8 @@ async def test_context_overflow_is_a_400() -> None:
 
 
 async def test_token_times_follow_the_simulation() -> None:
-    # slowed 5x so loop jitter is small against the gaps; c=1, two requests in a row
-    speed = 0.2
+    # slowed 20x so loop jitter on a busy CI machine (tens of ms) stays below one step gap
+    speed = 0.05
     fast = run_point(CFG, fixed_requests(2, 2000, 6), "c1", concurrency=1).records
     async with TwinHttpServer(CFG, speedup=speed) as url:
         # distinct prompts: the second must not hit the prefix cache
@@ -124,7 +124,7 @@ async def test_token_times_follow_the_simulation() -> None:
         predicted = [(t - rec.start_ns) / 1e9 / speed for t in rec.chunk_ns]
         assert len(arrivals) == 6
         for a, p in zip(arrivals, predicted, strict=True):
-            assert a == pytest.approx(p, abs=0.015)
+            assert a == pytest.approx(p, abs=0.03)
 
 
 @pytest.mark.parametrize(("mode", "status"), [("5xx", 500), ("429", 429)])
