@@ -27,6 +27,7 @@ class Published(BaseModel):
     tput_per_gpu: float | None = Field(None, description="(input+output) tok/s per GPU")
     tpot_ms: float | None = None
     intvty: float | None = Field(None, description="tok/s/user")
+    peak_tput_per_gpu: float | None = Field(None, description="max tput_per_gpu over the sweep")
 
 
 class CalPoint(BaseModel):
@@ -35,7 +36,8 @@ class CalPoint(BaseModel):
     url: str
     isl_tokens: int
     osl_tokens: int
-    concurrency: int
+    concurrency: int | None = None
+    concurrencies: tuple[int, ...] = Field((), description="a sweep, for peak metrics")
     published: Published
     role: Literal["fit", "validate"]
     fitted: tuple[str, ...] = ()
@@ -70,13 +72,14 @@ def validate(points: Sequence[CalPoint], requests_per_point: int | None = None) 
     out: list[Comparison] = []
     for p in points:
         cfg = parse_twin_url(p.url)
-        (row,) = frontier_rows(
-            sweep(cfg, p.isl_tokens, p.osl_tokens, [p.concurrency], requests_per_point)
-        )
+        conc = list(p.concurrencies) or [p.concurrency or 1]
+        rows = frontier_rows(sweep(cfg, p.isl_tokens, p.osl_tokens, conc, requests_per_point))
+        row = rows[-1]
         predicted = {
             "tput_per_gpu": row.tput_per_gpu,
             "tpot_ms": row.median_tpot_s * 1e3,
             "intvty": row.median_intvty,
+            "peak_tput_per_gpu": max(r.tput_per_gpu for r in rows),
         }
         for metric, value in p.published.model_dump().items():
             if value is not None:

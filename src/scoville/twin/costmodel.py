@@ -25,7 +25,8 @@ KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
 class Efficiency:
     """Achievable fractions of datasheet peaks and fixed costs (see docs/design/twin.md)."""
 
-    hbm_bw: float = 0.80  # aiconfigurator mem_bw_empirical_scaling_factor
+    hbm_bw: float = 0.80  # aiconfigurator mem_bw_empirical_scaling_factor (weight streaming)
+    attention_hbm_bw: float = 0.65  # paged-KV decode attention (gathers 16-token blocks)
     gemm_max: float = 0.70  # large-M GEMM fraction of dense peak (cuBLAS/CUTLASS practice)
     gemm_m_half_tokens: float = 8.0  # rows at which a GEMM reaches half of gemm_max (small-M tiles)
     attention_compute: float = 0.45  # flash-attention prefill fraction of BF16 peak
@@ -203,6 +204,9 @@ def _peak_flops(hw: Hardware, dtype: str) -> float:
     return float(v) * 1e12
 
 
+_Op = tuple[float, float, float, float, float]
+
+
 class StepModel:
     """Precomputed per-replica constants; `cost(batch)` is the hot path (no allocation but
     the result). All byte and FLOP figures are per GPU of a `tp`-GPU replica."""
@@ -310,13 +314,12 @@ class StepModel:
         """Time of one step. Each operator group costs max(FLOPs/achievable, bytes/achievable)."""
         e = self.eff
         tokens = b.n_decode + b.prefill_tokens
-        bw = self.bw * e.hbm_bw
         compute_s = memory_s = 0.0
         flops_sum = bytes_sum = 0.0
-        for flops, nbytes, peak, m_rows in self._operators(b, tokens):
+        for flops, nbytes, peak, m_rows, bw_eff in self._operators(b, tokens):
             eff_c = e.gemm_max * m_rows / (m_rows + e.gemm_m_half_tokens) if m_rows > 0 else 1.0
             t_c = flops / (peak * eff_c) if flops > 0 else 0.0
-            t_m = nbytes / bw
+            t_m = nbytes / (self.bw * bw_eff)
             if t_c > t_m:
                 compute_s += t_c
             else:
@@ -331,12 +334,16 @@ class StepModel:
             total, compute_s, memory_s, comm_s, overhead_s, flops_sum, bytes_sum, floor_s
         )
 
-    def _operators(self, b: StepBatch, tokens: int) -> list[tuple[float, float, float, float]]:
-        """(flops, bytes, peak FLOP/s, GEMM rows) per operator group; rows 0 = not a GEMM."""
-        ops: list[tuple[float, float, float, float]] = []
+    def _operators(self, b: StepBatch, tokens: int) -> list[_Op]:
+        """(flops, bytes, peak FLOP/s, GEMM rows, HBM fraction) per operator group; rows 0 =
+        not a GEMM."""
+        ops: list[_Op] = []
+        w_bw = self.eff.hbm_bw
         if tokens <= 0:
             return ops
-        ops.append((2.0 * tokens * self.dense_params, self.dense_bytes, self.dense_peak, tokens))
+        ops.append(
+            (2.0 * tokens * self.dense_params, self.dense_bytes, self.dense_peak, tokens, w_bw)
+        )
         sh = self.shape
         if sh.n_moe_layers:
             k = self.model.experts_per_token
@@ -347,6 +354,7 @@ class StepModel:
                     touched * self.expert_bytes * sh.n_moe_layers,
                     self.expert_peak,
                     tokens * k / touched,  # rows per expert GEMM
+                    w_bw,
                 )
             )
         attn_flops = (
@@ -366,11 +374,12 @@ class StepModel:
                 (kv_read + kv_write) / self.kv_shard,
                 self.attn_peak * self.eff.attention_compute / self.eff.gemm_max,
                 0.0,
+                self.eff.attention_hbm_bw,
             )
         )
         n_s = b.n_sampled
         head_flops = 2.0 * n_s * sh.embedding_params / self.par.tp
-        ops.append((head_flops, self.lm_head_bytes, self.dense_peak, float(max(n_s, 1))))
+        ops.append((head_flops, self.lm_head_bytes, self.dense_peak, float(max(n_s, 1)), w_bw))
         return ops
 
     def _comm_s(self, tokens: int) -> float:
