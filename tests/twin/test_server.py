@@ -108,3 +108,30 @@ def test_bad_urls_say_what_to_do(url: str, needle: str) -> None:
     with pytest.raises(TargetError) as e:
         open_twin_target(url)
     assert needle in str(e.value)
+
+
+def test_server_point_extras_match_the_fast_path_for_the_same_window() -> None:
+    from scoville.records.model import PointWindow
+    from scoville.twin.server import twin_point_extras
+
+    url = "twin:H200/gpt-oss-120b"
+    target = open_twin_target(url)
+    ex = []
+    reqs = iter(fixed_requests(16, 4096, 32))
+
+    async def lane() -> None:
+        for req in reqs:
+            ex.append(await target.server.generate(req))
+
+    async def main() -> None:
+        await asyncio.gather(*(lane() for _ in range(8)))
+
+    assert target.loop_factory is not None
+    with asyncio.Runner(loop_factory=target.loop_factory) as runner:
+        runner.run(main())
+    w = PointWindow("c8", 0, max(e.end_ns for e in ex), "concurrency", 8.0, 16)
+    got = twin_point_extras(target.server, [w])["c8"]
+    fast = run_point(parse_twin_url(url), fixed_requests(16, 4096, 32), "c8", concurrency=8).extras
+    for k in ("bottleneck", "busy_share_memory", "kv_occupancy_mean", "kv_occupancy_max"):
+        assert got[k] == pytest.approx(fast[k])
+    assert twin_point_extras(object(), [w]) == {}

@@ -117,6 +117,9 @@ class Replica:
         self.n_short = 0  # running sequences whose context is below the sliding window
         self.prefix = PrefixCache()
         self.stats = ReplicaStats()
+        # (t_end_ns, compute_s, memory_s, comm_s, overhead_s, kv occupancy) per step, when a
+        # long-lived user (the Server adapter) needs per-window figures; None on the fast path
+        self.step_log: list[tuple[int, float, float, float, float, float]] | None = None
         self._busy = False
         self._chunks: list[tuple[Seq, int]] = []
         self._n_dec = 0
@@ -208,7 +211,13 @@ class Replica:
         cost = self.model.cost(self._batch(n_dec, chunks))
         self._account(cost.total_s, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s)
         self._chunks, self._n_dec = chunks, n_dec
-        self.kernel.schedule(t_ns + max(1, int(cost.total_s * 1e9)), self._end_step)
+        t_end = t_ns + max(1, int(cost.total_s * 1e9))
+        if self.step_log is not None:
+            occ = self.kv_used / self.kv_capacity if self.kv_capacity else 0.0
+            self.step_log.append(
+                (t_end, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s, occ)
+            )
+        self.kernel.schedule(t_end, self._end_step)
 
     def _batch(self, n_dec: int, chunks: list[tuple[Seq, int]]) -> StepBatch:
         w = self.model.window_tokens

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
+from typing import Any
 
 from scoville.client.seam import ChunkCallback, Exchange, GenerateRequest
-from scoville.records.model import ErrorKind
+from scoville.records.model import ErrorKind, PointWindow
 from scoville.twin.cluster import Cluster, TwinConfig
 from scoville.twin.engine import Seq
 from scoville.twin.kernel import Kernel
@@ -41,6 +43,8 @@ class TwinServer:
         self.cfg = cfg
         self.kernel = kernel
         self.cluster = Cluster(cfg, kernel)
+        for r in self.cluster.replicas:
+            r.step_log = []
         self._ids = itertools.count()
 
     async def generate(
@@ -62,6 +66,36 @@ class TwinServer:
 
     async def close(self) -> None:
         return None
+
+    def point_extras(self, window: PointWindow) -> dict[str, Any]:
+        """Bottleneck shares and KV occupancy of the steps that ended inside `window`
+        (the same fields as the fast path's `PointResult.extras`)."""
+        parts = [0.0, 0.0, 0.0, 0.0]
+        occ_s = occ_max = 0.0
+        for r in self.cluster.replicas:
+            for t_end, c, m, comm, o, occ in r.step_log or ():
+                if window.start_ns <= t_end <= window.end_ns:
+                    for i, v in enumerate((c, m, comm, o)):
+                        parts[i] += v
+                    occ_s += occ * (c + m + comm + o)
+                    occ_max = max(occ_max, occ)
+        busy = sum(parts)
+        names = ("compute", "memory", "comm", "overhead")
+        shares = {n: (v / busy if busy > 0 else 0.0) for n, v in zip(names, parts, strict=True)}
+        return {
+            "bottleneck": max(shares, key=lambda k: shares[k]) if busy > 0 else "idle",
+            **{f"busy_share_{k}": v for k, v in shares.items()},
+            "kv_occupancy_mean": occ_s / busy if busy > 0 else 0.0,
+            "kv_occupancy_max": occ_max,
+            "n_accelerators": self.cfg.n_accelerators,
+        }
+
+
+def twin_point_extras(server: object, windows: Sequence[PointWindow]) -> dict[str, dict[str, Any]]:
+    """Per-point twin fields for `summarize_run(extra=...)`; empty for non-twin servers."""
+    if not isinstance(server, TwinServer):
+        return {}
+    return {w.point_id: server.point_extras(w) for w in windows}
 
 
 def _resolve(fut: asyncio.Future[Seq], seq: Seq) -> None:
