@@ -187,3 +187,11 @@ def test_fault_validation() -> None:
         Faults.from_json({"mode": "nope"})
     with pytest.raises(ValueError, match="every_n"):
         Faults.from_json({"mode": "5xx", "every_n": 0})
+
+
+async def test_tokenize_round_trip() -> None:
+    async with TwinHttpServer(CFG, speedup=100.0) as url, aiohttp.ClientSession() as s:
+        r = await s.post(f"{url}/tokenize", json={"model": "m", "prompt": "hello world"})
+        ids = (await r.json())["tokens"]
+        r = await s.post(f"{url}/detokenize", json={"model": "m", "tokens": ids})
+        assert (await r.json())["prompt"] == "hello world"

@@ -105,6 +105,7 @@ class TwinHttpServer:
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/health", self._health)
         app.router.add_post("/tokenize", self._tokenize)
+        app.router.add_post("/detokenize", self._detokenize)
         app.router.add_get("/admin/faults", self._get_faults)
         app.router.add_post("/admin/faults", self._set_faults)
         self._runner = web.AppRunner(app, access_log=None)
@@ -152,6 +153,12 @@ class TwinHttpServer:
                 "max_model_len": self.cfg.model.max_position_embeddings,
             }
         )
+
+    async def _detokenize(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        ids = [int(t) for t in body.get("tokens", [])]
+        text = self.tokenizer.decode(ids) if self.tokenizer is not None else ""
+        return web.json_response({"prompt": text})
 
     async def _get_faults(self, _: web.Request) -> web.Response:
         return web.json_response(asdict(self.faults))
@@ -202,6 +209,8 @@ class TwinHttpServer:
     def _encode(self, body: dict[str, Any]) -> list[int]:
         """Prompt token ids: a list of ints is taken as ids (OpenAI allows it; no tokenizer
         cost), text is tokenized (about 1.5 ms per 1k tokens with tiktoken o200k)."""
+        if "content" in body and "prompt" not in body:  # llama.cpp dialect of /tokenize
+            body = {"prompt": body["content"]}
         if "messages" in body:
             text = "".join(str(m.get("content", "")) for m in body["messages"])
         else:
