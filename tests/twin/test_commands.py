@@ -98,3 +98,22 @@ def test_twin_url_and_spec_describe_the_deployment() -> None:
     p = sim.points[0]
     span_s = (p.window.end_ns - p.window.start_ns) / 1e9
     assert rows[0].tput_per_gpu == pytest.approx(4 * 528 / span_s / 4)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("scoville.pipeline") is None,
+                    reason="needs the foundation's pipeline")
+def test_simulate_writes_a_bundle_with_twin_fields(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    r = CliRunner().invoke(app, ["simulate", "--isl", "512", "--osl", "16", "--concurrency",
+                                 "1,4", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    (run_dir,) = Path(str(tmp_path)).iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    rows = summary["points"]
+    assert [p["point_id"] for p in rows] == ["c1", "c4"]
+    for p in rows:
+        assert p["bottleneck"] in ("compute", "memory", "comm", "overhead")
+        assert 0 <= p["kv_occupancy_max"] <= 1 and p["n_ok"] == p["n_sent"]
+    assert summary["labels"]["system"] == "H200"
