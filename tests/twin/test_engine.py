@@ -6,6 +6,8 @@ import itertools
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoville.client.seam import GenerateRequest
 from scoville.records.model import ErrorKind, RequestRecord
@@ -190,3 +192,46 @@ def test_disaggregation_lowers_tpot_and_adds_kv_transfer_to_ttft() -> None:
     # the 2nd token waits for the KV transfer (8192 x 73,728 B over NVLink) on top of a step
     gap_dis = _median([(r.chunk_ns[1] - r.chunk_ns[0]) / 1e9 for r in dis.records])
     assert gap_dis > 8192 * 73_728 / (450e9 * 0.8)
+
+
+def test_open_loop_sends_at_the_given_times() -> None:
+    arrivals = [0, 10_000_000, 20_000_000, 500_000_000]
+    res = run_point(_cfg(model="Llama-3.1-8B"), fixed_requests(4, 512, 8), "r", arrival_ns=arrivals,
+                    start_ns=7)
+    assert [r.start_ns for r in res.records] == [7 + t for t in arrivals]
+    assert res.window.mode == "rate"
+    assert res.window.level == pytest.approx(3 / 0.5)  # 3 gaps over 0.5 s
+    assert all(len(r.chunk_ns) == 8 for r in res.records)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st.lists(st.tuples(st.integers(1, 3000), st.integers(1, 2000)), min_size=1,
+                     max_size=24),
+    hbm_gb=st.sampled_from([75.0, 80.0, 141.0]),  # 75 GB leaves ~9k KV tokens: preemption
+    budget=st.sampled_from([256, 2048, 8192]),
+    disagg=st.booleans(),
+)
+def test_engine_accounting_balances_under_any_load(
+    lengths: list[tuple[int, int]], hbm_gb: float, budget: int, disagg: bool
+) -> None:
+    """Every sequence finishes with exactly its tokens; KV and context sums return to zero."""
+    hw = CAT.get_hardware("H200").model_copy(update={"hbm_gb": hbm_gb})
+    cfg = TwinConfig(hw, CAT.get_model("gpt-oss-120b"),
+                     engine=EngineConfig(max_num_batched_tokens=budget, max_num_seqs=8),
+                     disagg=DisaggConfig(1, 1) if disagg else None)
+    kernel = EventKernel()
+    cluster = Cluster(cfg, kernel)
+    done: list[Seq] = []
+    for i, (isl, osl) in enumerate(lengths):
+        seq = Seq(i, 0, isl, osl, on_done=done.append)
+        kernel.schedule(i * 1_000_000, lambda t, s=seq: cluster.submit(s, t))
+    kernel.run()
+    assert sorted(s.rid for s in done) == list(range(len(lengths)))
+    for s in done:
+        times = s.token_times()
+        assert s.error is None and len(times) == s.max_tokens
+        assert times == sorted(times) and times[0] >= s.arrival_ns
+    for r in cluster.replicas:
+        assert r.kv_used == 0 and r.sum_ctx == 0
+        assert not r.running and not r.prefilling and not r.waiting
