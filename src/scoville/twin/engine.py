@@ -121,6 +121,7 @@ class Replica:
         # long-lived user (the Server adapter) needs per-window figures; None on the fast path
         self.step_log: list[tuple[int, float, float, float, float, float]] | None = None
         self._busy = False
+        self._free_at_ns = 0
         self._chunks: list[tuple[Seq, int]] = []
         self._n_dec = 0
 
@@ -143,7 +144,8 @@ class Replica:
             return
         self.waiting.append(seq)
         if not self._busy:
-            self._start_step(t_ns)
+            # a late submission (wall-clock serving) never starts a step before the last ended
+            self._start_step(max(t_ns, self._free_at_ns))
 
     def load(self) -> int:
         """Sequences held (for least-loaded routing)."""
@@ -278,6 +280,7 @@ class Replica:
     def _end_step(self, t_ns: int) -> None:
         k = len(self.step_times)
         self.step_times.append(t_ns)
+        self._free_at_ns = t_ns
         self.sum_ctx += self._n_dec
         for seq in self.streaming:
             if seq.on_token is not None:

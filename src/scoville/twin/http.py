@@ -215,7 +215,8 @@ class TwinHttpServer:
 
     async def _generate(self, request: web.Request, chat: bool) -> web.StreamResponse:
         n = next(self._ids)
-        try:
+        t_arrival_ns = self.kernel.now_ns()  # before parsing and tokenizing: their CPU time
+        try:  # is the twin's, not the simulated server's
             body = await request.json()
         except json.JSONDecodeError:
             return error_response(400, "request body is not JSON")
@@ -228,7 +229,7 @@ class TwinHttpServer:
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
         seq = Seq(
             rid=n,
-            arrival_ns=self.kernel.now_ns(),
+            arrival_ns=t_arrival_ns,
             prompt_tokens=max(len(ids), 1),
             max_tokens=max(max_tokens, 1),
             prefix_hashes=self._block_hashes(ids),
