@@ -11,7 +11,8 @@ import aiohttp
 import pytest
 
 from scoville.twin.fast import fixed_requests, run_point
-from scoville.twin.http import Faults, TwinHttpServer
+from scoville.twin.http import TwinHttpServer
+from scoville.twin.sse import Faults
 from scoville.twin.target import parse_twin_url
 
 CFG = parse_twin_url("twin:H200/Llama-3.1-8B")

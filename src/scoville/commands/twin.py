@@ -151,8 +151,9 @@ def serve_cmd(
     """Serve the twin as an OpenAI-compatible streaming endpoint until Ctrl-C."""
     import asyncio
 
-    from scoville.twin.http import Faults, TwinHttpServer
+    from scoville.twin.http import TwinHttpServer
     from scoville.twin.simulate import twin_url
+    from scoville.twin.sse import Faults
     from scoville.twin.target import parse_twin_url
 
     if speedup <= 0:
