@@ -65,8 +65,15 @@ def _closed_loop(target_url: str, n: int, conc: int, isl: int, osl: int) -> list
     return out
 
 
-def test_server_seam_reproduces_the_fast_path_timings() -> None:
-    url = "twin:H200/gpt-oss-120b?tp=1&precision=fp4"
+@pytest.mark.parametrize(
+    "url",
+    [
+        "twin:H200/gpt-oss-120b?tp=1&precision=fp4",
+        "twin:H200/gpt-oss-120b?replicas=2",
+        "twin:B200/gpt-oss-120b?disagg=1P1D",
+    ],
+)
+def test_server_seam_reproduces_the_fast_path_timings(url: str) -> None:
     ex = _closed_loop(url, 24, 8, 2048, 64)
     fast = run_point(parse_twin_url(url), fixed_requests(24, 2048, 64), "c8", concurrency=8)
     assert all(e.error is None and e.completion_tokens == 64 for e in ex)
