@@ -90,6 +90,15 @@ def test_mla_kv_is_smaller_than_gqa_for_the_same_model_size() -> None:
     assert mla_kv < gqa_kv
 
 
+def test_activation_traffic_per_token() -> None:
+    # gpt-oss-120b, tp=1, elements per layer: residual + norm 4 x 2880 = 11,520; q, k/v and
+    # attention output 2 x (4096 + 1024 + 4096) = 18,432; 4 experts x (2 x 2880 + 6 x 2880)
+    # = 92,160 -> 122,112 x 36 layers x 2 B = 8,792,064 B
+    assert _sm().act_bytes_per_token == 8_792_064
+    # tp=2 halves the split parts only: (11,520 + 9,216 + 4 x (5,760 + 8,640)) x 72 = 5,640,192
+    assert _sm(tp=2).act_bytes_per_token == 5_640_192
+
+
 def test_expected_distinct_experts() -> None:
     assert expected_distinct_experts(128, 4, 1) == pytest.approx(4.0)
     # 128 * (1 - (124/128)^2) = 128 * 0.0615234375 = 7.875

@@ -180,6 +180,27 @@ def expected_distinct_experts(n_experts: int, top_k: int, n_tokens: float) -> fl
     return n_experts * (1.0 - untouched)
 
 
+def _activation_bytes_per_token(m: ModelArch, shape: ModelShape, tp: int) -> float:
+    """HBM bytes of BF16 activations one token moves per step on one GPU: per layer the
+    residual stream and norm output (written and read: 4 h, replicated on every TP rank),
+    the attention projections' outputs (q, k/v or latent, attention output; each written
+    and read, split over TP), and per expert the token copy in and out (2 h) plus the
+    gate/up output (2 I, written and read) and the activated output (I, written and read)."""
+    h = m.hidden_size
+    if m.attention == "mla":
+        q = m.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)
+        kv = m.kv_lora_rank + m.qk_rope_head_dim
+        o = m.num_attention_heads * m.v_head_dim
+    else:
+        q = o = m.num_attention_heads * m.head_dim
+        kv = 2 * m.num_kv_heads * m.head_dim
+    per_layer = 4 * h + 2 * (q + kv + o) / tp
+    mlp_dense = (2 * h + 6 * m.intermediate_size / tp) * shape.n_dense_layers
+    per_expert = 2 * h + 6 * m.moe_intermediate_size / tp
+    mlp_moe = per_expert * (m.experts_per_token + m.num_shared_experts) * shape.n_moe_layers
+    return 2.0 * (per_layer * m.num_layers + mlp_dense + mlp_moe)
+
+
 def _compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
     """Which tensor-core rate a weight format runs at on this hardware."""
     t = hw.dense_tflops
@@ -260,6 +281,7 @@ class StepModel:
         self.bw = float(hw.hbm_tb_s or 0.0) * 1e12
         self._init_attention(shape, par)
         self._init_comm(hw, model, par)
+        self.act_bytes_per_token = _activation_bytes_per_token(model, shape, par.tp)
         self.overhead_s = eff.step_overhead_s + eff.layer_overhead_s * model.num_layers
 
     def _init_attention(self, shape: ModelShape, par: Parallel) -> None:
@@ -377,6 +399,8 @@ class StepModel:
                 self.eff.attention_hbm_bw,
             )
         )
+        # BF16 activations written and read back between kernels (not fused away)
+        ops.append((0.0, tokens * self.act_bytes_per_token, self.dense_peak, 0.0, w_bw))
         n_s = b.n_sampled
         head_flops = 2.0 * n_s * sh.embedding_params / self.par.tp
         ops.append((head_flops, self.lm_head_bytes, self.dense_peak, float(max(n_s, 1)), w_bw))
