@@ -100,14 +100,17 @@ def test_twin_url_and_spec_describe_the_deployment() -> None:
     assert rows[0].tput_per_gpu == pytest.approx(4 * 528 / span_s / 4)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("scoville.pipeline") is None,
-                    reason="needs the foundation's pipeline")
+@pytest.mark.skipif(
+    importlib.util.find_spec("scoville.pipeline") is None, reason="needs the foundation's pipeline"
+)
 def test_simulate_writes_a_bundle_with_twin_fields(tmp_path: object) -> None:
     import json
     from pathlib import Path
 
-    r = CliRunner().invoke(app, ["simulate", "--isl", "512", "--osl", "16", "--concurrency",
-                                 "1,4", "--out", str(tmp_path)])
+    r = CliRunner().invoke(
+        app,
+        ["simulate", "--isl", "512", "--osl", "16", "--concurrency", "1,4", "--out", str(tmp_path)],
+    )
     assert r.exit_code == 0, r.output
     (run_dir,) = Path(str(tmp_path)).iterdir()
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))

@@ -196,8 +196,9 @@ def test_disaggregation_lowers_tpot_and_adds_kv_transfer_to_ttft() -> None:
 
 def test_open_loop_sends_at_the_given_times() -> None:
     arrivals = [0, 10_000_000, 20_000_000, 500_000_000]
-    res = run_point(_cfg(model="Llama-3.1-8B"), fixed_requests(4, 512, 8), "r", arrival_ns=arrivals,
-                    start_ns=7)
+    res = run_point(
+        _cfg(model="Llama-3.1-8B"), fixed_requests(4, 512, 8), "r", arrival_ns=arrivals, start_ns=7
+    )
     assert [r.start_ns for r in res.records] == [7 + t for t in arrivals]
     assert res.window.mode == "rate"
     assert res.window.level == pytest.approx(3 / 0.5)  # 3 gaps over 0.5 s
@@ -206,8 +207,9 @@ def test_open_loop_sends_at_the_given_times() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    lengths=st.lists(st.tuples(st.integers(1, 3000), st.integers(1, 2000)), min_size=1,
-                     max_size=24),
+    lengths=st.lists(
+        st.tuples(st.integers(1, 3000), st.integers(1, 2000)), min_size=1, max_size=24
+    ),
     hbm_gb=st.sampled_from([75.0, 80.0, 141.0]),  # 75 GB leaves ~9k KV tokens: preemption
     budget=st.sampled_from([256, 2048, 8192]),
     disagg=st.booleans(),
@@ -217,9 +219,12 @@ def test_engine_accounting_balances_under_any_load(
 ) -> None:
     """Every sequence finishes with exactly its tokens; KV and context sums return to zero."""
     hw = CAT.get_hardware("H200").model_copy(update={"hbm_gb": hbm_gb})
-    cfg = TwinConfig(hw, CAT.get_model("gpt-oss-120b"),
-                     engine=EngineConfig(max_num_batched_tokens=budget, max_num_seqs=8),
-                     disagg=DisaggConfig(1, 1) if disagg else None)
+    cfg = TwinConfig(
+        hw,
+        CAT.get_model("gpt-oss-120b"),
+        engine=EngineConfig(max_num_batched_tokens=budget, max_num_seqs=8),
+        disagg=DisaggConfig(1, 1) if disagg else None,
+    )
     kernel = EventKernel()
     cluster = Cluster(cfg, kernel)
     done: list[Seq] = []
