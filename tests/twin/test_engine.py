@@ -240,3 +240,15 @@ def test_engine_accounting_balances_under_any_load(
     for r in cluster.replicas:
         assert r.kv_used == 0 and r.sum_ctx == 0
         assert not r.running and not r.prefilling and not r.waiting
+
+
+def test_range_ratio_draws_seeded_lengths_within_bounds() -> None:
+    a = fixed_requests(200, 1000, 100, range_ratio=0.8, seed=3)
+    b = fixed_requests(200, 1000, 100, range_ratio=0.8, seed=3)
+    assert [(r.input_tokens, r.max_tokens) for r in a] == [
+        (r.input_tokens, r.max_tokens) for r in b
+    ]
+    assert all(800 <= r.input_tokens <= 1000 and 80 <= r.max_tokens <= 100 for r in a)
+    assert len({r.input_tokens for r in a}) > 50
+    res = run_point(_cfg(model="Llama-3.1-8B"), a[:20], "c4", concurrency=4)
+    assert [r.output_tokens for r in res.records] == [r.max_tokens for r in a[:20]]

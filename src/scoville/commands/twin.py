@@ -56,6 +56,9 @@ def simulate_cmd(
     disagg: Disagg = None,
     isl: Annotated[int, typer.Option(help="Input tokens per request.")] = 8192,
     osl: Annotated[int, typer.Option(help="Output tokens per request.")] = 1024,
+    range_ratio: Annotated[
+        float, typer.Option(help="Lengths uniform in [ratio*L, L]; InferenceX uses 0.8.")
+    ] = 1.0,
     concurrency: Annotated[str, typer.Option(help="Comma list.")] = "1,2,4,8,16,32,64,128,256",
     requests_per_point: Annotated[int | None, typer.Option(help="Default 10 x conc.")] = None,
     warmup: Annotated[int | None, typer.Option(help="Warmup requests; default 2 x conc.")] = None,
@@ -81,7 +84,9 @@ def simulate_cmd(
         catalogue=catalogue,
     )
     t0 = time.perf_counter()
-    sim = simulate(url, isl, osl, _conc(concurrency), requests_per_point, warmup)
+    if not 0 < range_ratio <= 1:
+        raise UserError("--range-ratio must be in (0, 1]; 1 = fixed lengths.")
+    sim = simulate(url, isl, osl, _conc(concurrency), requests_per_point, warmup, range_ratio)
     wall_s = time.perf_counter() - t0
     table = Table(
         title=f"predicted: {url}  ISL {isl} / OSL {osl}  ({sim.cfg.n_accelerators} accelerator(s))"

@@ -38,6 +38,7 @@ class CalPoint(BaseModel):
     osl_tokens: int
     concurrency: int | None = None
     concurrencies: tuple[int, ...] = Field((), description="a sweep, for peak metrics")
+    range_ratio: float = Field(1.0, gt=0, le=1, description="lengths in [ratio*L, L]")
     published: Published
     role: Literal["fit", "validate"]
     fitted: tuple[str, ...] = ()
@@ -73,7 +74,10 @@ def validate(points: Sequence[CalPoint], requests_per_point: int | None = None) 
     for p in points:
         cfg = parse_twin_url(p.url)
         conc = list(p.concurrencies) or [p.concurrency or 1]
-        rows = frontier_rows(sweep(cfg, p.isl_tokens, p.osl_tokens, conc, requests_per_point))
+        pts = sweep(
+            cfg, p.isl_tokens, p.osl_tokens, conc, requests_per_point, range_ratio=p.range_ratio
+        )
+        rows = frontier_rows(pts)
         row = rows[-1]
         predicted = {
             "tput_per_gpu": row.tput_per_gpu,

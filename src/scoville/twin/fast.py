@@ -8,6 +8,7 @@ KV occupancy) come back in `PointResult.extras` for the summary.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +31,27 @@ class PointResult:
 
 
 def fixed_requests(
-    n: int, isl_tokens: int, osl_tokens: int, tag: str = ""
+    n: int,
+    isl_tokens: int,
+    osl_tokens: int,
+    tag: str = "",
+    range_ratio: float = 1.0,
+    seed: int = 0,
 ) -> list[GenerateRequest]:
-    """`n` fixed-shape requests (the twin needs lengths, not text)."""
+    """`n` requests (the twin needs lengths, not text). With `range_ratio` < 1 each length is
+    a uniform integer in [ratio * L, L] (the InferenceX convention), seeded."""
+    if range_ratio >= 1.0:
+        return [
+            GenerateRequest(f"{tag}{i}", "completions", isl_tokens, osl_tokens, prompt="")
+            for i in range(n)
+        ]
+    rng = random.Random(seed)
+
+    def draw(length: int) -> int:
+        return rng.randint(max(1, int(range_ratio * length)), length)
+
     return [
-        GenerateRequest(f"{tag}{i}", "completions", isl_tokens, osl_tokens, prompt="")
+        GenerateRequest(f"{tag}{i}", "completions", draw(isl_tokens), draw(osl_tokens), prompt="")
         for i in range(n)
     ]
 
@@ -196,6 +213,8 @@ def sweep(
     requests_per_point: int | None = None,
     warmup_per_point: int | None = None,
     tokens_per_chunk: int = 1,
+    range_ratio: float = 1.0,
+    seed: int = 0,
 ) -> list[PointResult]:
     """Closed-loop points one after another on one timeline (each on a fresh deployment).
     Defaults follow the spec: 10 x concurrency measured, 2 x concurrency warmup requests."""
@@ -204,7 +223,7 @@ def sweep(
     for c in concurrencies:
         n = requests_per_point or 10 * c
         w = 2 * c if warmup_per_point is None else warmup_per_point
-        reqs = fixed_requests(n + w, isl_tokens, osl_tokens, tag=f"c{c}-")
+        reqs = fixed_requests(n + w, isl_tokens, osl_tokens, f"c{c}-", range_ratio, seed + c)
         res = run_point(
             cfg,
             reqs,

@@ -31,6 +31,7 @@ class Simulation:
     points: list[PointResult]
     requests_per_point: int | None = None
     warmup_per_point: int | None = None
+    range_ratio: float = 1.0
 
 
 def simulate(
@@ -40,10 +41,21 @@ def simulate(
     concurrencies: Sequence[int],
     requests_per_point: int | None = None,
     warmup_per_point: int | None = None,
+    range_ratio: float = 1.0,
 ) -> Simulation:
     cfg = parse_twin_url(url)
-    pts = sweep(cfg, isl_tokens, osl_tokens, concurrencies, requests_per_point, warmup_per_point)
-    return Simulation(url, cfg, isl_tokens, osl_tokens, pts, requests_per_point, warmup_per_point)
+    pts = sweep(
+        cfg,
+        isl_tokens,
+        osl_tokens,
+        concurrencies,
+        requests_per_point,
+        warmup_per_point,
+        range_ratio=range_ratio,
+    )
+    return Simulation(
+        url, cfg, isl_tokens, osl_tokens, pts, requests_per_point, warmup_per_point, range_ratio
+    )
 
 
 def bundle_spec_dict(sim: Simulation) -> dict[str, Any]:
@@ -56,7 +68,11 @@ def bundle_spec_dict(sim: Simulation) -> dict[str, Any]:
         "target": {"url": sim.url, "model": cfg.model.name, "tokenizer": "tiktoken:o200k_base"},
         "model_name": cfg.model.name,
         "precision": labels["precision"],
-        "shape": {"isl_tokens": sim.isl_tokens, "osl_tokens": sim.osl_tokens},
+        "shape": {
+            "isl_tokens": sim.isl_tokens,
+            "osl_tokens": sim.osl_tokens,
+            "range_ratio": sim.range_ratio,
+        },
         "load": {
             "concurrency": conc,
             "requests_per_point": sim.requests_per_point,
