@@ -123,3 +123,31 @@ def test_inconsistent_architecture_is_rejected(tmp_path: Path) -> None:
     )
     with pytest.raises(DataError, match="experts_per_token"):
         load_catalogue([f])
+
+
+def test_parameter_counts_match_the_model_cards() -> None:
+    from scoville.twin.costmodel import model_shape
+
+    for m in load_catalogue().models.values():
+        assert m.official_total_params_b is not None
+        total_b = model_shape(m).total_params / 1e9
+        # Kimi's card rounds 1.03 T to "1 T": 3 % covers every card's rounding
+        assert total_b == pytest.approx(m.official_total_params_b, rel=0.03), m.name
+
+
+def test_every_model_simulates_on_some_hardware_parallelism() -> None:
+    from scoville.twin.fast import fixed_requests, run_point
+    from scoville.twin.target import parse_twin_url
+
+    for name in REQUIRED_MODELS:
+        for tp in (1, 2, 4, 8):
+            cfg = parse_twin_url(f"twin:B300/{name}?tp={tp}")
+            try:
+                res = run_point(cfg, fixed_requests(4, 512, 4), "c2", concurrency=2)
+            except TargetError as e:  # weights do not fit: the message says to raise tp
+                assert "raise tp" in str(e)
+                continue
+            assert all(r.ok and r.output_tokens == 4 for r in res.records), name
+            break
+        else:
+            raise AssertionError(f"{name} fits no B300 TP up to 8")
