@@ -126,7 +126,7 @@ def test_inconsistent_architecture_is_rejected(tmp_path: Path) -> None:
 
 
 def test_parameter_counts_match_the_model_cards() -> None:
-    from scoville.twin.costmodel import model_shape
+    from scoville.twin.shape import model_shape
 
     for m in load_catalogue().models.values():
         assert m.official_total_params_b is not None

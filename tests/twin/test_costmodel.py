@@ -10,14 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoville.twin.catalogue import ModelArch, load_catalogue
-from scoville.twin.costmodel import (
-    Efficiency,
-    Parallel,
-    StepBatch,
-    StepModel,
-    expected_distinct_experts,
-    model_shape,
-)
+from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
+from scoville.twin.shape import expected_distinct_experts, model_shape
 
 CAT = load_catalogue()
 SIMULABLE_HW = [

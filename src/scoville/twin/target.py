@@ -16,8 +16,9 @@ from scoville.errors import TargetError
 from scoville.targets.base import Target
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
-from scoville.twin.costmodel import Efficiency, KvDtype, Parallel, Precision
+from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
 from scoville.twin.engine import EngineConfig
+from scoville.twin.shape import Precision
 
 TWIN_OPTIONS: dict[str, str] = {
     "tp": "tensor-parallel GPUs per replica (default 1)",
