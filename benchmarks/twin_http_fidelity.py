@@ -96,7 +96,8 @@ def main() -> None:
         concurrency=args.concurrency,
     )
     (pred,) = frontier_rows([fast])
-    http_ttft, http_tpot = row["median_ttft"] / args.speedup, row["median_tpot"] / args.speedup
+    # wall = simulated / speedup, so simulated = wall x speedup
+    http_ttft, http_tpot = row["median_ttft"] * args.speedup, row["median_tpot"] * args.speedup
     print(
         f"{args.twin} c={args.concurrency} {args.isl}/{args.osl}, {n} requests, speedup "
         f"{args.speedup}, run took {wall_s:.1f} s (ok {row['n_ok']}/{row['n_sent']})"
