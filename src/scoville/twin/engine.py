@@ -175,7 +175,7 @@ class Replica:
                 self._enter_decode(seq, next_step, base=seq.emitted, charged_from=next_step)
                 budget -= 1
                 continue
-            if cfg.prefix_caching and seq.prefix_hashes and seq.preemptions == 0:
+            if cfg.prefix_caching and seq.preemptions == 0:  # every prompt is a query (vLLM)
                 seq.cached_tokens = self.prefix.match(
                     seq.prefix_hashes, seq.prefix_block_tokens, seq.prompt_tokens
                 )
