@@ -95,6 +95,7 @@ def test_target_carries_labels_and_sources() -> None:
     assert "nvidia.com" in t.info["twin"]["hardware_source"]
     assert t.info["labels"]["disagg"] == "1P1D"
     assert t.info["labels"]["precision"] == "MXFP4"
+    assert t.info["label_defaults"]["framework"] == "scoville-twin"
 
 
 @pytest.mark.parametrize(

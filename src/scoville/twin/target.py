@@ -201,6 +201,15 @@ def open_twin_target(url: str, spec: Any = None) -> Target:
         model=cfg.model.name,
         tokenizer=tokenizer,
         kind="twin",
-        info={"twin": twin_info(cfg), "labels": twin_labels(cfg)},
+        info={
+            "twin": twin_info(cfg),
+            "labels": twin_labels(cfg),
+            # the pipeline fills labels the spec leaves "unknown" from these
+            "label_defaults": {
+                k: v
+                for k, v in twin_labels(cfg).items()
+                if k in ("system", "model", "precision", "framework")
+            },
+        },
         loop_factory=lambda: VirtualTimeLoop(vt),
     )
