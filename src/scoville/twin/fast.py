@@ -19,8 +19,6 @@ from scoville.twin.cluster import Cluster, TwinConfig
 from scoville.twin.engine import Seq
 from scoville.twin.kernel import EventKernel
 
-_ONES: dict[int, tuple[int, ...]] = {}
-
 
 @dataclass(frozen=True, slots=True)
 class PointResult:
@@ -71,9 +69,15 @@ def _seq(i: int, req: GenerateRequest, t_ns: int, on_done: Callable[[Seq], None]
 
 
 def seq_record(
-    seq: Seq, req: GenerateRequest, point_id: str, phase: str, tokens_per_chunk: int = 1
+    seq: Seq,
+    req: GenerateRequest,
+    point_id: str,
+    phase: str,
+    tokens_per_chunk: int = 1,
+    ones: dict[int, tuple[int, ...]] | None = None,
 ) -> RequestRecord:
-    """The record a client would have written for this sequence."""
+    """The record a client would have written for this sequence. `ones` (length -> a tuple
+    of 1s) lets a whole point share its chunk_tokens tuples instead of one per record."""
     if seq.error is not None:
         return RequestRecord(
             request_id=req.request_id,
@@ -95,7 +99,8 @@ def seq_record(
         chunk_tokens = tuple(min(m, len(times) - i) for i in range(0, len(times), m))
     else:
         chunk_ns = tuple(times)
-        chunk_tokens = _ONES.get(len(times)) or _ONES.setdefault(len(times), (1,) * len(times))
+        cache = ones if ones is not None else {}
+        chunk_tokens = cache.get(len(times)) or cache.setdefault(len(times), (1,) * len(times))
     return RequestRecord(
         request_id=req.request_id,
         point_id=point_id,
@@ -181,6 +186,7 @@ def _result(
     end_ns: int,
 ) -> PointResult:
     done.sort(key=lambda s: s.rid)
+    ones: dict[int, tuple[int, ...]] = {}
     records = [
         seq_record(
             s,
@@ -188,6 +194,7 @@ def _result(
             point_id,
             "warmup" if s.rid < warmup else "measure",
             tokens_per_chunk,
+            ones,
         )
         for s in done
     ]
