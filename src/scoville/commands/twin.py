@@ -1,0 +1,264 @@
+"""CLI for the digital twin: `scoville simulate` (predicted frontier, bundle) and
+`scoville twin serve` (the HTTP twin on 127.0.0.1). Thin: parse, call scoville.twin, print.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from scoville.errors import UserError
+
+app = typer.Typer(add_completion=False)
+twin_app = typer.Typer(add_completion=False, help="The digital twin: serve it over HTTP.")
+app.add_typer(twin_app, name="twin")
+console = Console()
+
+Hw = Annotated[str, typer.Option("--hardware", help="Accelerator, e.g. H200, B200, GB200, MI355X.")]
+Model = Annotated[str, typer.Option("--model", help="Model, e.g. gpt-oss-120b, DeepSeek-R1.")]
+Tp = Annotated[int, typer.Option("--tp", help="Tensor-parallel GPUs per replica.")]
+Ep = Annotated[int, typer.Option("--ep", help="Expert parallelism: 1 or equal to --tp.")]
+Prec = Annotated[str, typer.Option("--precision", help="native, bf16, fp8, fp4 or int4.")]
+Kv = Annotated[str, typer.Option("--kv", help="KV-cache dtype: bf16 or fp8.")]
+Reps = Annotated[int, typer.Option("--replicas", help="Data-parallel replicas.")]
+Disagg = Annotated[str | None, typer.Option("--disagg", help="Disaggregated pools, e.g. 1P1D.")]
+Cat = Annotated[
+    list[Path] | None, typer.Option("--catalogue", help="User hardware/model YAML (repeatable).")
+]
+
+
+def _conc(text: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(
+            f"--concurrency {text!r} must be a comma list of integers, e.g. 1,2,4."
+        ) from None
+    if not vals or min(vals) < 1:
+        raise UserError("--concurrency needs at least one integer >= 1.")
+    return vals
+
+
+@app.command("simulate")
+def simulate_cmd(
+    hardware: Hw = "H200",
+    model: Model = "gpt-oss-120b",
+    tp: Tp = 1,
+    ep: Ep = 1,
+    precision: Prec = "native",
+    kv: Kv = "bf16",
+    replicas: Reps = 1,
+    disagg: Disagg = None,
+    isl: Annotated[int, typer.Option(help="Input tokens per request.")] = 8192,
+    osl: Annotated[int, typer.Option(help="Output tokens per request.")] = 1024,
+    range_ratio: Annotated[
+        float, typer.Option(help="Lengths uniform in [ratio*L, L]; InferenceX uses 0.8.")
+    ] = 1.0,
+    concurrency: Annotated[str, typer.Option(help="Comma list.")] = "1,2,4,8,16,32,64,128,256",
+    requests_per_point: Annotated[int | None, typer.Option(help="Default 10 x conc.")] = None,
+    warmup: Annotated[int | None, typer.Option(help="Warmup requests; default 2 x conc.")] = None,
+    catalogue: Cat = None,
+    out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
+    no_bundle: Annotated[bool, typer.Option("--no-bundle", help="Print only.")] = False,
+) -> None:
+    """Predict the throughput/interactivity frontier of HARDWARE serving MODEL (twin, fast)."""
+    import time
+
+    from scoville.twin.frontier import frontier_rows
+    from scoville.twin.simulate import simulate, twin_url, write_bundle
+
+    url = twin_url(
+        hardware,
+        model,
+        tp=tp,
+        ep=ep,
+        precision=precision,
+        kv=kv,
+        replicas=replicas,
+        disagg=disagg,
+        catalogue=catalogue,
+    )
+    t0 = time.perf_counter()
+    if not 0 < range_ratio <= 1:
+        raise UserError("--range-ratio must be in (0, 1]; 1 = fixed lengths.")
+    sim = simulate(url, isl, osl, _conc(concurrency), requests_per_point, warmup, range_ratio)
+    wall_s = time.perf_counter() - t0
+    table = Table(
+        title=f"predicted: {url}  ISL {isl} / OSL {osl}  ({sim.cfg.n_accelerators} accelerator(s))"
+    )
+    for col in (
+        "conc",
+        "tok/s/GPU",
+        "out tok/s/GPU",
+        "intvty tok/s/user",
+        "TTFT p50 ms",
+        "TPOT p50 ms",
+        "bottleneck",
+        "KV max",
+        "preempt",
+    ):
+        table.add_column(col, justify="right")
+    for r in frontier_rows(sim.points):
+        table.add_row(
+            f"{r.concurrency:g}",
+            f"{r.tput_per_gpu:,.0f}",
+            f"{r.output_tput_per_gpu:,.0f}",
+            f"{r.median_intvty:,.1f}",
+            f"{r.median_ttft_s * 1e3:,.1f}",
+            f"{r.median_tpot_s * 1e3:,.2f}",
+            r.bottleneck,
+            f"{r.kv_occupancy_max:.0%}",
+            str(r.preemptions),
+        )
+    console.print(table)
+    hw = sim.cfg.hardware
+    console.print(f"hardware source: {escape(hw.source)}")
+    for field, why in hw.assumed.items():
+        console.print(f"[yellow]assumed[/yellow] {field}: {escape(why)}")
+    console.print(f"simulated in {wall_s:.2f} s")
+    if no_bundle:
+        return
+    run_dir = write_bundle(sim, out)
+    if run_dir is None:
+        console.print(
+            "[yellow]No bundle written: this build has no scoville.pipeline.finish_run "
+            "yet (the table above is the whole prediction).[/yellow]"
+        )
+    else:
+        console.print(f"bundle: {run_dir}  (report: {run_dir / 'report.html'})")
+
+
+@twin_app.command("serve")
+def serve_cmd(
+    hardware: Hw = "H200",
+    model: Model = "gpt-oss-120b",
+    tp: Tp = 1,
+    ep: Ep = 1,
+    precision: Prec = "native",
+    kv: Kv = "bf16",
+    replicas: Reps = 1,
+    disagg: Disagg = None,
+    speedup: Annotated[
+        float, typer.Option(help="Time compression: K x faster than simulated.")
+    ] = 1.0,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port).")] = 8000,
+    fault: Annotated[
+        str, typer.Option(help="none, reset, 5xx, 429, stall, malformed, slow.")
+    ] = "none",
+    fault_every: Annotated[int, typer.Option(help="Inject on every N-th request.")] = 1,
+    catalogue: Cat = None,
+) -> None:
+    """Serve the twin as an OpenAI-compatible streaming endpoint until Ctrl-C."""
+    import asyncio
+
+    from scoville.twin.http import TwinHttpServer
+    from scoville.twin.simulate import twin_url
+    from scoville.twin.sse import Faults
+    from scoville.twin.target import parse_twin_url
+
+    if speedup <= 0:
+        raise UserError("--speedup must be > 0 (e.g. 10 serves ten times faster than simulated).")
+    url = twin_url(
+        hardware,
+        model,
+        tp=tp,
+        ep=ep,
+        precision=precision,
+        kv=kv,
+        replicas=replicas,
+        disagg=disagg,
+        catalogue=catalogue,
+    )
+    cfg = parse_twin_url(url)
+    try:
+        faults = Faults.from_json({"mode": fault, "every_n": fault_every})
+    except ValueError as e:
+        raise UserError(f"Bad --fault/--fault-every: {e}.") from None
+
+    async def main() -> None:
+        async with TwinHttpServer(cfg, speedup=speedup, port=port, faults=faults) as base:
+            console.print(
+                f"twin {url} serving at {base}/v1 (metrics {base}/metrics, faults "
+                f"{base}/admin/faults); Ctrl-C to stop"
+            )
+            await asyncio.Event().wait()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        console.print("stopped")
+
+
+@twin_app.command("validate")
+def validate_cmd(
+    requests_per_point: Annotated[int | None, typer.Option(help="Default 10 x conc.")] = None,
+) -> None:
+    """Predicted vs published for every calibration point (fitted points marked as such)."""
+    from scoville.twin.calibration import load_points, validate
+
+    points = load_points()
+    rows = validate(points, requests_per_point)
+    table = Table(title="twin calibration: predicted vs published")
+    for col in ("point", "role", "metric", "published", "predicted", "error"):
+        table.add_column(col, justify="right")
+    for c in rows:
+        table.add_row(
+            c.point_id,
+            c.role,
+            c.metric,
+            f"{c.published:,.2f}",
+            f"{c.predicted:,.2f}",
+            f"{c.error:+.1%}",
+        )
+    console.print(table)
+    held = sorted(abs(c.error) for c in rows if c.role == "validate")
+    if held:
+        mid = len(held) // 2
+        median = held[mid] if len(held) % 2 else (held[mid - 1] + held[mid]) / 2
+        console.print(
+            f"median |error| over {len(held)} held-out comparisons: {median:.1%} "
+            "(fitted points excluded)"
+        )
+    for p in points:
+        fitted = f" (fitted: {', '.join(p.fitted)})" if p.fitted else ""
+        console.print(f"{p.id}: {escape(p.source)}{fitted}")
+
+
+@twin_app.command("explain")
+def explain_cmd(
+    model: Model = "gpt-oss-120b",
+    intvty: Annotated[float, typer.Option(help="Claimed tokens/s/user at batch 1.")] = 1459.0,
+    context: Annotated[int, typer.Option(help="Context tokens while decoding.")] = 8704,
+    hardware: Hw = "Jalapeno-B0",
+    catalogue: Cat = None,
+) -> None:
+    """What a claimed single-user speed implies: HBM bandwidth and FLOP/s per GPU, by TP."""
+    from scoville.twin.calibration import explain
+    from scoville.twin.catalogue import load_catalogue
+
+    if intvty <= 0 or context < 1:
+        raise UserError("--intvty must be > 0 and --context >= 1.")
+    cat = load_catalogue(catalogue or ())
+    hw, m = cat.get_hardware(hardware), cat.get_model(model)
+    rows = explain(m, intvty, context, hw)
+    table = Table(
+        title=f"{intvty:g} tok/s/user on {m.name} (context {context}): TPOT "
+        f"{1e3 / intvty:.3f} ms; vs {hw.name} ({hw.hbm_tb_s} TB/s)"
+    )
+    for col in ("TP", "HBM TB/s per GPU", "of peak", "TFLOP/s per GPU", "twin TPOT ms"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        frac = f"{r.hbm_fraction:.0%}" if r.hbm_fraction is not None else "-"
+        twin = f"{r.twin_tpot_s * 1e3:.3f}" if r.twin_tpot_s is not None else "-"
+        table.add_row(str(r.tp), f"{r.hbm_tb_s:.2f}", frac, f"{r.tflops:.1f}", twin)
+    console.print(table)
+    console.print(
+        "Above 100% of peak bandwidth the claim needs more GPUs per replica (or "
+        "speculative decoding, or fewer bytes per token); the twin column adds the "
+        "per-layer overhead and all-reduce latency its defaults assume."
+    )

@@ -1,0 +1,158 @@
+"""A served deployment in simulated time: data-parallel replicas behind a router, or
+disaggregated prefill and decode pools joined by a KV transfer.
+
+`TwinConfig` is everything that defines the twin (hardware, model, parallelism, scheduler
+limits, efficiencies); `Cluster` builds the replicas on a `Kernel` and routes sequences.
+Both the fast sweep path and the Server adapter drive a `Cluster`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from scoville.errors import TargetError
+from scoville.twin.catalogue import Hardware, ModelArch
+from scoville.twin.costmodel import Efficiency, Parallel, StepModel
+from scoville.twin.engine import EngineConfig, Replica, Seq
+from scoville.twin.kernel import Kernel
+
+Router = Literal["round_robin", "session", "least_loaded"]
+
+
+@dataclass(frozen=True, slots=True)
+class DisaggConfig:
+    """Separate prefill and decode pools. KV moves over the scale-up link when both pools sit
+    in one scale-up domain (`kv_link='scaleup'`), else over the network at `network_gb_s`
+    per GPU (400 Gb/s NIC = 50 GB/s)."""
+
+    prefill_replicas: int = 1
+    decode_replicas: int = 1
+    prefill_tp: int | None = None  # default: the main tp
+    kv_link: Literal["scaleup", "network"] = "scaleup"
+    network_gb_s: float = 50.0
+    transfer_latency_s: float = 50e-6
+
+
+@dataclass(frozen=True, slots=True)
+class TwinConfig:
+    hardware: Hardware
+    model: ModelArch
+    parallel: Parallel = field(default_factory=Parallel)
+    replicas: int = 1
+    router: Router = "round_robin"
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    efficiency: Efficiency = field(default_factory=Efficiency)
+    disagg: DisaggConfig | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def n_accelerators(self) -> int:
+        if self.disagg is None:
+            return self.replicas * self.parallel.tp
+        d = self.disagg
+        return d.prefill_replicas * (d.prefill_tp or self.parallel.tp) + (
+            d.decode_replicas * self.parallel.tp
+        )
+
+    def step_model(self, tp: int | None = None) -> StepModel:
+        par = (
+            self.parallel
+            if tp is None
+            else replace(self.parallel, tp=tp, ep=min(self.parallel.ep, tp))
+        )
+        sm = StepModel(self.hardware, self.model, par, self.efficiency)
+        if sm.kv_budget_bytes_per_gpu() <= 0:
+            need_gb = sm.weight_bytes_per_gpu * par.tp / 1e9
+            raise TargetError(
+                f"{self.model.name} weights ({need_gb:.0f} GB at this precision) leave no KV "
+                f"room on {par.tp} x {self.hardware.name} ({self.hardware.hbm_gb} GB each); "
+                "raise tp or lower the precision."
+            )
+        return sm
+
+
+class Cluster:
+    """Routes sequences to replicas; in disaggregated mode hands prefilled sequences over."""
+
+    def __init__(self, cfg: TwinConfig, kernel: Kernel) -> None:
+        self.cfg, self.kernel = cfg, kernel
+        self._rr = 0
+        self.prefill: list[Replica] = []
+        self.decode: list[Replica] = []
+        if cfg.disagg is None:
+            if cfg.replicas < 1:
+                raise TargetError("replicas must be >= 1.")
+            sm = cfg.step_model()
+            self.replicas = [Replica(f"r{i}", sm, kernel, cfg.engine) for i in range(cfg.replicas)]
+            self.entry = self.replicas
+        else:
+            d = cfg.disagg
+            sm_p = cfg.step_model(d.prefill_tp)
+            sm_d = cfg.step_model()
+            self.prefill = [
+                Replica(f"p{i}", sm_p, kernel, cfg.engine, "prefill", self._handoff)
+                for i in range(d.prefill_replicas)
+            ]
+            self.decode = [
+                Replica(f"d{i}", sm_d, kernel, cfg.engine, "decode")
+                for i in range(d.decode_replicas)
+            ]
+            self.replicas = self.prefill + self.decode
+            self.entry = self.prefill
+            self._kv_model = sm_d
+            tp_p = d.prefill_tp or cfg.parallel.tp
+            per_gpu = (
+                float(cfg.hardware.scaleup_gb_s_bidir or 0.0) / 2 * cfg.efficiency.link
+                if d.kv_link == "scaleup"
+                else d.network_gb_s
+            )
+            self._transfer_bytes_per_s = per_gpu * 1e9 * tp_p
+
+    def submit(self, seq: Seq, t_ns: int) -> None:
+        self._route(self.entry, seq).submit(seq, t_ns)
+
+    def _route(self, pool: list[Replica], seq: Seq) -> Replica:
+        if len(pool) == 1:
+            return pool[0]
+        router = self.cfg.router
+        if router == "session" and seq.session is not None:
+            return pool[zlib.crc32(seq.session.encode()) % len(pool)]
+        if router == "least_loaded":
+            return min(pool, key=Replica.load)
+        self._rr += 1
+        return pool[(self._rr - 1) % len(pool)]
+
+    def _handoff(self, seq: Seq, t_ns: int) -> None:
+        """Prefill finished on a prefill replica: move its KV, then queue it for decode."""
+        d = self.cfg.disagg
+        assert d is not None
+        nbytes = self._kv_model.kv_bytes_per_seq(seq.prompt_tokens + seq.emitted - 1)
+        dt_s = d.transfer_latency_s + nbytes / self._transfer_bytes_per_s
+        target = min(self.decode, key=Replica.load)
+        seq.ctx_target = seq.prompt_tokens + seq.emitted
+        self.kernel.schedule(t_ns + int(dt_s * 1e9), lambda t: target.submit(seq, t))
+
+    def point_extras(self) -> dict[str, Any]:
+        """Bottleneck shares of busy time and KV occupancy, summed over replicas."""
+        busy = sum(r.stats.busy_s for r in self.replicas)
+        parts = {
+            "compute": sum(r.stats.compute_s for r in self.replicas),
+            "memory": sum(r.stats.memory_s for r in self.replicas),
+            "comm": sum(r.stats.comm_s for r in self.replicas),
+            "overhead": sum(r.stats.overhead_s for r in self.replicas),
+        }
+        shares = {k: (v / busy if busy > 0 else 0.0) for k, v in parts.items()}
+        occ = sum(r.stats.kv_occupancy_s for r in self.replicas)
+        queries = sum(r.prefix.query_tokens for r in self.replicas)
+        hits = sum(r.prefix.hit_tokens for r in self.replicas)
+        return {
+            "bottleneck": max(shares, key=lambda k: shares[k]) if busy > 0 else "idle",
+            **{f"busy_share_{k}": v for k, v in shares.items()},
+            "kv_occupancy_mean": occ / busy if busy > 0 else 0.0,
+            "kv_occupancy_max": max(r.stats.kv_occupancy_max for r in self.replicas),
+            "kv_capacity_tokens": sum(r.kv_capacity for r in self.decode or self.replicas),
+            "preemptions": sum(r.stats.preemptions for r in self.replicas),
+            "prefix_hit_rate": hits / queries if queries else 0.0,
+        }

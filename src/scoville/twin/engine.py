@@ -1,0 +1,350 @@
+"""One serving replica in simulated time: continuous batching, chunked prefill, KV admission,
+preemption and the prefix cache, stepping through `StepModel.cost`.
+
+`scoville.twin.cluster` routes sequences to replicas; the replica schedules its own step ends
+on a `Kernel`. Token times are kept per replica as one list of step-end times, and each
+sequence remembers which steps produced its tokens (segments), so a decode step costs O(1)
+bookkeeping however large the batch.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from scoville.twin.costmodel import StepBatch, StepModel
+from scoville.twin.kernel import Kernel
+from scoville.twin.prefix import PrefixCache
+
+Role = Literal["both", "prefill", "decode"]
+TokenCallback = Callable[[int, int], None]  # (t_ns, tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Scheduler limits (vLLM names and defaults where they exist)."""
+
+    max_num_seqs: int = 512
+    max_num_batched_tokens: int = 8192
+    block_size_tokens: int = 16
+    prefix_caching: bool = True
+
+
+@dataclass(slots=True, eq=False)
+class Seq:
+    """One request inside the twin. Token counts are exact; times are step-end times."""
+
+    rid: int
+    arrival_ns: int
+    prompt_tokens: int
+    max_tokens: int
+    prefix_hashes: Sequence[int] = ()
+    prefix_block_tokens: int = 0
+    session: str | None = None
+    on_token: TokenCallback | None = None
+    on_done: Callable[[Seq], None] | None = None
+    emitted: int = 0
+    ctx_target: int = 0  # tokens to prefill: prompt + tokens emitted before a preemption
+    computed: int = 0  # prefill progress
+    cached_tokens: int = 0
+    kv_charge: int = 0  # KV tokens charged at admission
+    kv_decode_from: int = 0  # first step index whose decode KV write is charged
+    seg_start: int = 0  # step index of the current segment's first token
+    seg_base: int = 0  # tokens emitted before the current segment
+    finish_step: int = -1
+    preemptions: int = 0
+    end_ns: int = 0
+    error: str | None = None  # "context_overflow" | "kv_capacity": rejected at admission
+    segments: list[tuple[list[int], int, int]] = field(default_factory=list)
+
+    def token_times(self) -> list[int]:
+        """Emission time of every output token, in order."""
+        out: list[int] = []
+        for times, a, b in self.segments:
+            out.extend(times[a:b])
+        return out
+
+
+@dataclass(slots=True)
+class ReplicaStats:
+    """Seconds of busy time by what bound each operator, and KV occupancy (time-weighted)."""
+
+    busy_s: float = 0.0
+    compute_s: float = 0.0
+    memory_s: float = 0.0
+    comm_s: float = 0.0
+    overhead_s: float = 0.0
+    kv_occupancy_s: float = 0.0  # integral of used/capacity over busy time
+    kv_occupancy_max: float = 0.0
+    steps: int = 0
+    preemptions: int = 0
+
+
+class Replica:
+    """A TP group serving one queue. `role` splits prefill and decode for disaggregation."""
+
+    def __init__(
+        self,
+        name: str,
+        model: StepModel,
+        kernel: Kernel,
+        config: EngineConfig = EngineConfig(),
+        role: Role = "both",
+        on_prefilled: Callable[[Seq, int], None] | None = None,
+    ) -> None:
+        if model.kv_budget_bytes_per_gpu() <= 0:
+            raise ValueError("weights leave no room for the KV cache")
+        self.name, self.model, self.kernel, self.cfg, self.role = name, model, kernel, config, role
+        self.on_prefilled = on_prefilled
+        unit = model.kv_full_bytes_per_token or model.kv_swa_bytes_per_token
+        self._swa_ratio = (
+            model.kv_swa_bytes_per_token / unit if model.kv_full_bytes_per_token else 0
+        )
+        per_gpu_unit = unit / model.kv_shard
+        bs = config.block_size_tokens
+        self.kv_capacity_blocks = int(model.kv_budget_bytes_per_gpu() / per_gpu_unit) // bs
+        self.kv_capacity = self.kv_capacity_blocks * bs  # tokens of full-attention KV
+        self.kv_used = 0
+        self.waiting: deque[Seq] = deque()
+        self.prefilling: list[Seq] = []
+        self.running: dict[Seq, None] = {}
+        self.streaming: dict[Seq, None] = {}
+        self.finish_at: dict[int, list[Seq]] = {}
+        self.step_times: list[int] = []
+        self.sum_ctx = 0
+        self.n_short = 0  # running sequences whose context is below the sliding window
+        self.prefix = PrefixCache()
+        self.stats = ReplicaStats()
+        # (t_end_ns, compute_s, memory_s, comm_s, overhead_s, kv occupancy) per step, when a
+        # long-lived user (the Server adapter) needs per-window figures; None on the fast path
+        self.step_log: list[tuple[int, float, float, float, float, float]] | None = None
+        self._busy = False
+        self._free_at_ns = 0
+        self._chunks: list[tuple[Seq, int]] = []
+        self._n_dec = 0
+
+    # -- admission -----------------------------------------------------------------------------
+
+    def submit(self, seq: Seq, t_ns: int) -> None:
+        """Queue a sequence (fresh, or with KV already computed when role == 'decode').
+
+        A sequence that could never fit (context window, or the whole KV pool) ends at once
+        with `seq.error` set, as a real server rejects it."""
+        if seq.ctx_target == 0:
+            seq.ctx_target = seq.prompt_tokens
+        total = seq.prompt_tokens + seq.max_tokens
+        if total > self.model.model.max_position_embeddings:
+            seq.error = "context_overflow"
+        elif total + self._swa_charge(total) > self.kv_capacity:
+            seq.error = "kv_capacity"
+        if seq.error is not None:
+            self._finish(seq, t_ns)
+            return
+        self.waiting.append(seq)
+        if not self._busy:
+            # a late submission (wall-clock serving) never starts a step before the last ended
+            self._start_step(max(t_ns, self._free_at_ns))
+
+    def load(self) -> int:
+        """Sequences held (for least-loaded routing)."""
+        return len(self.waiting) + len(self.prefilling) + len(self.running)
+
+    def _swa_charge(self, ctx: int) -> int:
+        w = self.model.window_tokens
+        return int(min(ctx, w) * self._swa_ratio + 0.999999) if w else 0
+
+    def _admit(self, budget: int, next_step: int) -> tuple[list[tuple[Seq, int]], int]:
+        """Move waiting sequences in (FCFS) while KV, seat and token budget allow."""
+        chunks: list[tuple[Seq, int]] = []
+        cfg = self.cfg
+        while self.waiting and budget > 0:
+            if len(self.running) + len(self.prefilling) >= cfg.max_num_seqs:
+                break
+            seq = self.waiting[0]
+            decode_only = self.role == "decode"
+            kv_tokens = seq.ctx_target - (1 if decode_only else 0)
+            need = kv_tokens + self._swa_charge(kv_tokens)
+            if self.kv_used + need > self.kv_capacity:
+                break
+            self.waiting.popleft()
+            self.kv_used += need
+            seq.kv_charge = need
+            if decode_only:
+                self._enter_decode(seq, next_step, base=seq.emitted, charged_from=next_step)
+                budget -= 1
+                continue
+            if cfg.prefix_caching and seq.preemptions == 0:  # every prompt is a query (vLLM)
+                seq.cached_tokens = self.prefix.match(
+                    seq.prefix_hashes, seq.prefix_block_tokens, seq.prompt_tokens
+                )
+            seq.computed = seq.cached_tokens if seq.preemptions == 0 else 0
+            self.prefilling.append(seq)
+            c = min(seq.ctx_target - seq.computed, budget)
+            chunks.append((seq, c))
+            budget -= c
+        self.prefix.shrink_to(self.kv_capacity - self.kv_used)
+        return chunks, budget
+
+    # -- stepping ------------------------------------------------------------------------------
+
+    def _start_step(self, t_ns: int) -> None:
+        next_step = len(self.step_times)
+        while self.running and self.kv_used + len(self.running) > self.kv_capacity:
+            self._preempt(next(reversed(self.running)), next_step)
+        n_dec = len(self.running)
+        budget = self.cfg.max_num_batched_tokens - n_dec
+        chunks: list[tuple[Seq, int]] = []
+        for seq in self.prefilling:
+            if budget <= 0:
+                break
+            c = min(seq.ctx_target - seq.computed, budget)
+            chunks.append((seq, c))
+            budget -= c
+        more, budget = self._admit(budget, next_step)
+        chunks.extend(more)
+        n_dec = len(self.running)  # decode-only admissions join this step
+        if n_dec == 0 and not chunks:
+            self._busy = False
+            return
+        self._busy = True
+        self.kv_used += n_dec
+        cost = self.model.cost(self._batch(n_dec, chunks))
+        self._account(cost.total_s, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s)
+        self._chunks, self._n_dec = chunks, n_dec
+        t_end = t_ns + max(1, int(cost.total_s * 1e9))
+        if self.step_log is not None:
+            occ = self.kv_used / self.kv_capacity if self.kv_capacity else 0.0
+            self.step_log.append(
+                (t_end, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s, occ)
+            )
+        self.kernel.schedule(t_end, self._end_step)
+
+    def _batch(self, n_dec: int, chunks: list[tuple[Seq, int]]) -> StepBatch:
+        w = self.model.window_tokens
+        pf_tokens = 0
+        pairs = pairs_swa = 0.0
+        ctx_read = 0
+        for seq, c in chunks:
+            p = seq.computed
+            pf_tokens += c
+            pairs += c * (p + (c + 1) / 2)
+            if w:
+                pairs_swa += c * min(p + (c + 1) / 2, w)
+            ctx_read += p
+        swa = 0
+        if w:
+            short_n, short_sum = self._short_ctx()
+            swa = (n_dec - short_n) * w + short_sum
+        done = sum(1 for seq, c in chunks if seq.computed + c >= seq.ctx_target)
+        return StepBatch(
+            n_decode=n_dec,
+            decode_ctx_tokens=self.sum_ctx,
+            decode_ctx_swa_tokens=swa,
+            prefill_tokens=pf_tokens,
+            prefill_pairs=pairs,
+            prefill_pairs_swa=pairs_swa,
+            prefill_ctx_read_tokens=ctx_read,
+            n_sampled=n_dec + done,
+        )
+
+    def _short_ctx(self) -> tuple[int, int]:
+        """(count, context sum) of running sequences shorter than the window; O(n) only
+        while such sequences exist (rare: prompts are usually longer than the window)."""
+        if not self.n_short:
+            return 0, 0
+        w = self.model.window_tokens
+        total = n = 0
+        next_step = len(self.step_times)
+        for seq in self.running:
+            ctx = seq.prompt_tokens + seq.seg_base + (next_step - seq.seg_start)
+            if ctx < w:
+                total += ctx
+                n += 1
+        self.n_short = n
+        return n, total
+
+    def _account(self, total_s: float, c: float, m: float, comm: float, o: float) -> None:
+        st = self.stats
+        st.busy_s += total_s
+        st.compute_s += c
+        st.memory_s += m
+        st.comm_s += comm
+        st.overhead_s += o
+        occ = self.kv_used / self.kv_capacity if self.kv_capacity else 0.0
+        st.kv_occupancy_s += occ * total_s
+        st.kv_occupancy_max = max(st.kv_occupancy_max, occ)
+        st.steps += 1
+
+    def _end_step(self, t_ns: int) -> None:
+        k = len(self.step_times)
+        self.step_times.append(t_ns)
+        self._free_at_ns = t_ns
+        self.sum_ctx += self._n_dec
+        for seq in self.streaming:
+            if seq.on_token is not None:
+                seq.on_token(t_ns, 1)
+        for seq, c in self._chunks:
+            seq.computed += c
+            if seq.computed >= seq.ctx_target:
+                self._prefill_done(seq, k, t_ns)
+        for seq in self.finish_at.pop(k, ()):
+            del self.running[seq]
+            self.streaming.pop(seq, None)
+            self.sum_ctx -= seq.prompt_tokens + seq.max_tokens
+            self.kv_used -= seq.kv_charge + (k + 1 - seq.kv_decode_from)
+            seq.segments.append((self.step_times, seq.seg_start, k + 1))
+            seq.emitted = seq.max_tokens
+            self._finish(seq, t_ns)
+        self._start_step(t_ns)
+
+    def _prefill_done(self, seq: Seq, k: int, t_ns: int) -> None:
+        self.prefilling.remove(seq)
+        if seq.preemptions == 0 and seq.prefix_hashes and self.cfg.prefix_caching:
+            self.prefix.insert(seq.prefix_hashes, seq.prefix_block_tokens)
+        seq.emitted += 1
+        if seq.on_token is not None:
+            seq.on_token(t_ns, 1)
+        if self.role == "prefill" or seq.emitted >= seq.max_tokens:
+            self.kv_used -= seq.kv_charge
+            seq.segments.append((self.step_times, k, k + 1))
+            if seq.emitted >= seq.max_tokens:
+                self._finish(seq, t_ns)
+            elif self.on_prefilled is not None:
+                self.on_prefilled(seq, t_ns)
+            return
+        self._enter_decode(seq, k, base=seq.emitted - 1, charged_from=k + 1)
+
+    def _enter_decode(self, seq: Seq, first_step: int, base: int, charged_from: int) -> None:
+        seq.seg_start, seq.seg_base, seq.kv_decode_from = first_step, base, charged_from
+        seq.finish_step = first_step + (seq.max_tokens - base) - 1
+        self.running[seq] = None
+        if seq.on_token is not None:
+            self.streaming[seq] = None
+        self.finish_at.setdefault(seq.finish_step, []).append(seq)
+        ctx = seq.prompt_tokens + seq.emitted
+        self.sum_ctx += ctx
+        if ctx < self.model.window_tokens:
+            self.n_short += 1
+
+    def _preempt(self, seq: Seq, next_step: int) -> None:
+        """Recompute-style preemption: drop the KV, requeue at the front."""
+        del self.running[seq]
+        self.streaming.pop(seq, None)
+        self.finish_at[seq.finish_step].remove(seq)
+        emitted = seq.seg_base + (next_step - seq.seg_start)
+        seq.segments.append((self.step_times, seq.seg_start, next_step))
+        self.sum_ctx -= seq.prompt_tokens + emitted
+        self.kv_used -= seq.kv_charge + (next_step - seq.kv_decode_from)
+        seq.emitted = emitted
+        seq.ctx_target = seq.prompt_tokens + emitted
+        seq.computed = 0
+        seq.preemptions += 1
+        self.stats.preemptions += 1
+        self.waiting.appendleft(seq)
+
+    def _finish(self, seq: Seq, t_ns: int) -> None:
+        seq.end_ns = t_ns
+        if seq.on_done is not None:
+            seq.on_done(seq)

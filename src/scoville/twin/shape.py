@@ -1,0 +1,134 @@
+"""Model arithmetic the step cost model builds on: parameter counts by group, KV elements
+and attention FLOPs per token, stored bytes by weight format after a precision override,
+experts touched by a batch, and activation traffic per token. Pure functions of a `ModelArch`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from scoville.twin.catalogue import BITS_PER_WEIGHT, ModelArch
+
+Precision = Literal["native", "bf16", "fp8", "fp4", "int4"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelShape:
+    """Parameter counts and KV bytes derived from a `ModelArch` (per whole model)."""
+
+    attention_params_per_layer: int
+    dense_mlp_params_per_layer: int
+    expert_params: int  # one routed expert of one layer
+    shared_params_per_layer: int
+    router_params_per_layer: int
+    embedding_params: int  # input embeddings (gathered, not streamed) and the LM head each
+    n_dense_layers: int
+    n_moe_layers: int
+    n_swa_layers: int
+    n_full_layers: int
+    kv_elems_per_token_per_layer: int
+    attn_flops_per_pair_per_layer: int  # decode / absorbed form
+    attn_prefill_flops_per_pair_per_layer: int
+    n_routed_experts: int
+
+    @property
+    def total_params(self) -> int:
+        per_moe = (
+            self.attention_params_per_layer
+            + self.shared_params_per_layer
+            + self.router_params_per_layer
+        )
+        return (
+            self.n_dense_layers
+            * (self.attention_params_per_layer + self.dense_mlp_params_per_layer)
+            + self.n_moe_layers * per_moe
+            + self.n_moe_layers * self.expert_params * self.n_routed_experts
+            + 2 * self.embedding_params
+        )
+
+
+def model_shape(m: ModelArch) -> ModelShape:
+    """Parameter counts from config fields (biases and norms ignored: < 0.1 %)."""
+    h = m.hidden_size
+    if m.attention == "mla":
+        qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+        q = (
+            h * m.q_lora_rank + m.q_lora_rank * m.num_attention_heads * qk
+            if m.q_lora_rank
+            else (h * m.num_attention_heads * qk)
+        )
+        kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank * m.num_attention_heads * (
+            m.qk_nope_head_dim + m.v_head_dim
+        )
+        attn = q + kv + m.num_attention_heads * m.v_head_dim * h
+        kv_elems = m.kv_lora_rank + m.qk_rope_head_dim
+        # absorbed decode: scores over (kv_lora + rope), values over kv_lora
+        decode_pair = 2 * m.num_attention_heads * (2 * m.kv_lora_rank + m.qk_rope_head_dim)
+        prefill_pair = 2 * m.num_attention_heads * (qk + m.v_head_dim)
+    else:
+        hd = m.head_dim
+        attn = h * hd * (2 * m.num_attention_heads + 2 * m.num_kv_heads)
+        kv_elems = 2 * m.num_kv_heads * hd
+        decode_pair = prefill_pair = 2 * m.num_attention_heads * 2 * hd
+    n_moe = m.num_layers - m.first_k_dense_layers if m.is_moe else 0
+    return ModelShape(
+        attention_params_per_layer=attn,
+        dense_mlp_params_per_layer=3 * h * m.intermediate_size,
+        expert_params=3 * h * m.moe_intermediate_size if m.is_moe else 0,
+        shared_params_per_layer=m.num_shared_experts * 3 * h * m.moe_intermediate_size,
+        router_params_per_layer=h * m.num_routed_experts,
+        embedding_params=m.vocab_size * h,
+        n_dense_layers=m.num_layers - n_moe,
+        n_moe_layers=n_moe,
+        n_swa_layers=m.num_sliding_window_layers,
+        n_full_layers=m.num_layers - m.num_sliding_window_layers,
+        kv_elems_per_token_per_layer=kv_elems,
+        attn_flops_per_pair_per_layer=decode_pair,
+        attn_prefill_flops_per_pair_per_layer=prefill_pair,
+        n_routed_experts=m.num_routed_experts,
+    )
+
+
+def effective_formats(m: ModelArch, precision: Precision) -> dict[str, str]:
+    """Weight format per group after a precision override ('native' keeps the checkpoint's)."""
+    f: dict[str, str] = m.weight_formats.model_dump()
+    if precision == "bf16":
+        return dict.fromkeys(f, "bf16")
+    if precision == "fp8":
+        return {k: ("bf16" if k == "embeddings" else "fp8") for k in f}
+    if precision in ("fp4", "int4"):
+        low = "mxfp4" if precision == "fp4" else "int4_g128"
+        for k in ("routed_experts", "dense_mlp", "shared_experts"):
+            if BITS_PER_WEIGHT[f[k]] > BITS_PER_WEIGHT[low]:
+                f[k] = low
+    return f
+
+
+def expected_distinct_experts(n_experts: int, top_k: int, n_tokens: float) -> float:
+    """E * (1 - (1 - k/E)^T): experts touched by T tokens routed uniformly, top-k each."""
+    if n_tokens <= 0 or n_experts == 0:
+        return 0.0
+    untouched: float = (1.0 - top_k / n_experts) ** n_tokens
+    return n_experts * (1.0 - untouched)
+
+
+def activation_bytes_per_token(m: ModelArch, shape: ModelShape, tp: int) -> float:
+    """HBM bytes of BF16 activations one token moves per step on one GPU: per layer the
+    residual stream and norm output (written and read: 4 h, replicated on every TP rank),
+    the attention projections' outputs (q, k/v or latent, attention output; each written
+    and read, split over TP), and per expert the token copy in and out (2 h) plus the
+    gate/up output (2 I, written and read) and the activated output (I, written and read)."""
+    h = m.hidden_size
+    if m.attention == "mla":
+        q = m.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)
+        kv = m.kv_lora_rank + m.qk_rope_head_dim
+        o = m.num_attention_heads * m.v_head_dim
+    else:
+        q = o = m.num_attention_heads * m.head_dim
+        kv = 2 * m.num_kv_heads * m.head_dim
+    per_layer = 4 * h + 2 * (q + kv + o) / tp
+    mlp_dense = (2 * h + 6 * m.intermediate_size / tp) * shape.n_dense_layers
+    per_expert = 2 * h + 6 * m.moe_intermediate_size / tp
+    mlp_moe = per_expert * (m.experts_per_token + m.num_shared_experts) * shape.n_moe_layers
+    return 2.0 * (per_layer * m.num_layers + mlp_dense + mlp_moe)

@@ -1,0 +1,52 @@
+"""Calibration table integrity, validate output, and the implied-physics `explain`."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from scoville.commands.twin import app
+from scoville.twin.calibration import explain, load_points, validate
+from scoville.twin.catalogue import load_catalogue
+from scoville.twin.target import parse_twin_url
+
+
+def test_every_calibration_point_has_a_source_and_a_parsable_url() -> None:
+    points = load_points()
+    assert any(p.role == "fit" for p in points) and any(p.role == "validate" for p in points)
+    for p in points:
+        assert p.source
+        parse_twin_url(p.url)
+        assert (p.role == "fit") == bool(p.fitted)
+
+
+def test_validate_compares_each_published_metric() -> None:
+    (p,) = [p for p in load_points() if p.id == "h100-gptoss-tp8-8k1k-c4"]
+    rows = validate([p], requests_per_point=8)
+    assert {r.metric for r in rows} == {"tput_per_gpu", "tpot_ms"}
+    for r in rows:
+        assert r.error == pytest.approx((r.predicted - r.published) / r.published)
+
+
+def test_explain_implied_bandwidth_by_hand() -> None:
+    cat = load_catalogue()
+    (tp1, tp2) = explain(
+        cat.get_model("gpt-oss-120b"), 1000.0, 1000, cat.get_hardware("H200"), tps=(1, 2)
+    )
+    # per token at batch 1, 1000 tokens of context (B): attention + router BF16 1,937,571,840;
+    # 4 experts x 36 layers x 24,883,200 x 0.53125 = 1,903,564,800; LM head 1,158,266,880;
+    # KV read 36,864 x 1000 + 36,864 x 128 = 41,582,592; KV write 73,728; activations
+    # 8,792,064 (see test_costmodel) -> 5,049,851,904 B. At 1 ms per token that is
+    # 5.05 TB/s: more than one H200's 4.8 TB/s peak.
+    assert tp1.hbm_tb_s == pytest.approx(5.049851904)
+    assert tp1.hbm_fraction is not None and tp1.hbm_fraction > 1.0
+    assert tp2.hbm_tb_s == pytest.approx(5.049851904 / 2, rel=0.01)
+    assert tp1.twin_tpot_s is not None and tp1.twin_tpot_s > 1e-3
+
+
+def test_explain_and_validate_commands_print_tables() -> None:
+    r = CliRunner().invoke(
+        app, ["twin", "explain", "--intvty", "1459", "--hardware", "Jalapeno-B0"]
+    )
+    assert r.exit_code == 0, r.output
+    assert "TPOT 0.685 ms" in r.output

@@ -1,0 +1,122 @@
+"""`scoville simulate` and `scoville twin serve` through typer (no bundle when the pipeline's
+finish_run is absent; a clear message for bad input)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from typer.testing import CliRunner
+
+from scoville.commands.twin import app
+from scoville.errors import TargetError, UserError
+from scoville.twin.frontier import frontier_rows
+from scoville.twin.simulate import bundle_spec_dict, simulate, twin_url
+
+
+def test_simulate_prints_the_frontier_table() -> None:
+    r = CliRunner().invoke(
+        app,
+        [
+            "simulate",
+            "--hardware",
+            "H200",
+            "--model",
+            "gpt-oss-120b",
+            "--isl",
+            "1024",
+            "--osl",
+            "64",
+            "--concurrency",
+            "1,4",
+            "--no-bundle",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "TPOT" in r.output and "ISL 1024 / OSL 64" in r.output
+    assert "│    1 │" in r.output and "│    4 │" in r.output
+    assert "hardware source: NVIDIA H200 datasheet" in r.output
+
+
+def test_simulate_shows_assumed_fields() -> None:
+    r = CliRunner().invoke(
+        app,
+        [
+            "simulate",
+            "--hardware",
+            "Jalapeno-B0",
+            "--isl",
+            "256",
+            "--osl",
+            "16",
+            "--concurrency",
+            "1",
+            "--no-bundle",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "assumed" in r.output and "hbm_gb" in r.output
+
+
+def test_bad_input_raises_user_errors() -> None:
+    r = CliRunner().invoke(app, ["simulate", "--hardware", "H900", "--no-bundle"])
+    assert isinstance(r.exception, TargetError)
+    r = CliRunner().invoke(app, ["simulate", "--concurrency", "1,x", "--no-bundle"])
+    assert isinstance(r.exception, UserError)
+    r = CliRunner().invoke(app, ["twin", "serve", "--speedup", "0"])
+    assert isinstance(r.exception, UserError)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("scoville.pipeline") is not None,
+    reason="the pipeline exists: the bundle is written instead",
+)
+def test_simulate_without_pipeline_says_so(tmp_path: object) -> None:
+    r = CliRunner().invoke(
+        app,
+        ["simulate", "--isl", "256", "--osl", "8", "--concurrency", "1", "--out", str(tmp_path)],
+    )
+    assert r.exit_code == 0 and "No bundle written" in r.output
+
+
+def test_twin_url_and_spec_describe_the_deployment() -> None:
+    url = twin_url("GB200", "gpt-oss-120b", tp=2, replicas=2, disagg=None, catalogue=None)
+    assert url == "twin:GB200/gpt-oss-120b?tp=2&replicas=2"
+    sim = simulate(url, 512, 16, [1, 2], requests_per_point=4, warmup_per_point=0)
+    spec = bundle_spec_dict(sim)
+    assert spec["accelerators"] == {
+        "kind": "GB200",
+        "count": 4,
+        "power_w_per_accelerator": 1200,
+        "power_boundary": "package-tdp",
+    }
+    assert spec["load"]["concurrency"] == [1, 2]
+    assert spec["serving"]["data_parallel"] == 2
+    rows = frontier_rows(sim.points)
+    assert [r.point_id for r in rows] == ["c1", "c2"]
+    # 4 requests of 512 + 16 tokens in the window, over 4 GPUs
+    p = sim.points[0]
+    span_s = (p.window.end_ns - p.window.start_ns) / 1e9
+    assert rows[0].tput_per_gpu == pytest.approx(4 * 528 / span_s / 4)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("scoville.pipeline") is None, reason="needs the foundation's pipeline"
+)
+def test_simulate_writes_a_bundle_with_twin_fields(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    r = CliRunner().invoke(
+        app,
+        ["simulate", "--isl", "512", "--osl", "16", "--concurrency", "1,4", "--out", str(tmp_path)],
+    )
+    assert r.exit_code == 0, r.output
+    (run_dir,) = Path(str(tmp_path)).iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    rows = summary["points"]
+    assert [p["point_id"] for p in rows] == ["c1", "c4"]
+    for p in rows:
+        assert p["bottleneck"] in ("compute", "memory", "comm", "overhead")
+        assert 0 <= p["kv_occupancy_max"] <= 1 and p["n_ok"] == p["n_sent"]
+    assert summary["labels"]["system"] == "H200"
