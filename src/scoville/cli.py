@@ -15,13 +15,14 @@ from rich.table import Table
 
 from scoville.commands import analysis as analysis_commands
 from scoville.commands import telemetry as telemetry_commands
+from scoville.commands import twin as twin_commands
 from scoville.errors import UserError
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
                   help="scoville: measure LLM inference servers and audit the claims made "
                        "about them.")
 # Each area's commands live in scoville/commands/<area>.py and are mounted at top level.
-for _area_app in (analysis_commands.app, telemetry_commands.app):
+for _area_app in (analysis_commands.app, telemetry_commands.app, twin_commands.app):
     app.add_typer(_area_app)
 console = Console()
 err_console = Console(stderr=True)

@@ -22,7 +22,7 @@ from scoville.metrics.compute import Declared, summarize
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import RecordSink, read_records
 from scoville.report.html import render
-from scoville.spec.model import BenchmarkSpec
+from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
 from scoville.store.bundle import (
     load_run,
     new_run_dir,
@@ -60,6 +60,18 @@ def labels_of(spec: BenchmarkSpec, model: str,
         if labels.get(key) in ("unknown", None):
             labels[key] = value
     return labels
+
+
+def with_target_accelerators(spec: BenchmarkSpec, target: Target,
+                             notes: list[str]) -> BenchmarkSpec:
+    """A spec whose accelerators are left at the default takes the target's own (the twin
+    knows it serves with TP=8 on H200s); a spec that declares them keeps its declaration."""
+    acc = target.info.get("accelerator_defaults")
+    if not acc or spec.accelerators != AcceleratorSpec():
+        return spec
+    update = {k: v for k, v in acc.items() if v is not None}
+    notes.append(f"accelerators from the target: {update}")
+    return spec.model_copy(update={"accelerators": spec.accelerators.model_copy(update=update)})
 
 
 def declared_of(spec: BenchmarkSpec) -> Declared:
@@ -150,7 +162,8 @@ async def drive(target: Target, spec: BenchmarkSpec, sink: RecordSink,
         notes.append(note)
         if target.tokenizer is None:
             raise TargetError("The target has no tokenizer; exact-length prompts need one.")
-        plans: Sequence[PointPlan] = build_plans(spec, target.tokenizer, overhead)
+        plans: Sequence[PointPlan] = build_plans(
+            spec, target.tokenizer if target.wants_text else None, overhead)
         session = None
         if target.kind != "twin":
             session = TelemetrySession.auto(
@@ -206,7 +219,9 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
     defaults = target.info.get("label_defaults")
     if defaults:
         notes.append(f"labels from the target: {defaults}")
-    result = summarize_run(run_dir, spec, records, windows, target.model, notes,
+    spec = with_target_accelerators(spec, target, notes)
+    extra = target.point_extras(windows) if target.point_extras else None
+    result = summarize_run(run_dir, spec, records, windows, target.model, notes, extra,
                            telemetry=driven.telemetry, workers=driven.workers,
                            label_defaults=defaults)
     if interrupted:

@@ -34,7 +34,7 @@ def rate_point_sizes(spec: BenchmarkSpec, rate_per_s: float) -> tuple[int, int]:
     return n, w
 
 
-def _requests(spec: BenchmarkSpec, tokenizer: Tokenizer, point_id: str, count: int,
+def _requests(spec: BenchmarkSpec, tokenizer: Tokenizer | None, point_id: str, count: int,
               seed: int, overhead_tokens: int) -> list[GenerateRequest]:
     shape = spec.shape
     prompts = build_prompts(tokenizer, count, shape.isl_tokens, shape.osl_tokens,
@@ -42,9 +42,10 @@ def _requests(spec: BenchmarkSpec, tokenizer: Tokenizer, point_id: str, count: i
     return [to_request(p, f"{point_id}-{i}", spec) for i, p in enumerate(prompts)]
 
 
-def build_plans(spec: BenchmarkSpec, tokenizer: Tokenizer,
+def build_plans(spec: BenchmarkSpec, tokenizer: Tokenizer | None,
                 overhead_tokens: int = 0) -> list[PointPlan]:
-    """Every point of the sweep, concurrency points first, in the order given."""
+    """Every point of the sweep, concurrency points first, in the order given
+    (`tokenizer=None`: token counts only, for targets that never read the text)."""
     plans = []
     for i, conc in enumerate(spec.load.concurrency):
         n, w = spec.requests_for(conc), spec.warmup_for(conc)

@@ -7,11 +7,12 @@ a `Target`; the pipeline never needs to know which kind it got.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from scoville.client.seam import Clock, Server
+from scoville.records.model import PointWindow
 from scoville.workload.tokenizers import Tokenizer
 
 
@@ -34,6 +35,10 @@ class Target:
     loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None
     metrics_url: str | None = None  # Prometheus /metrics of the server, when it has one
     on_close: list[Callable[[], Awaitable[None] | None]] = field(default_factory=list)
+    # False when the target reads only token counts (the twin): prompts are not built as text.
+    wants_text: bool = True
+    # Per-point fields only this target knows (the twin's bottleneck shares, KV occupancy).
+    point_extras: Callable[[Sequence[PointWindow]], dict[str, dict[str, Any]]] | None = None
 
     async def close(self) -> None:
         await self.server.close()

@@ -40,11 +40,15 @@ def _open_http(spec: BenchmarkSpec) -> Target:
 
 
 def _open_twin(spec: BenchmarkSpec) -> Target:
-    try:
-        from scoville.twin.target import open_twin_target
-    except ImportError as exc:  # the twin is an optional part of a build
-        raise TargetError(f"The digital twin is not available in this build ({exc}).") from None
+    from scoville.twin.server import twin_point_extras
+    from scoville.twin.target import open_twin_target
+
     target: Target = open_twin_target(spec.target.url, spec)
+    twin = target.info.get("twin", {})
+    target.info["accelerator_defaults"] = {"kind": twin.get("hardware"),
+                                           "count": twin.get("n_accelerators", 1)}
+    target.point_extras = lambda windows: twin_point_extras(target.server, windows)
+    target.wants_text = False  # the twin simulates token counts; it never reads the text
     return target
 
 
