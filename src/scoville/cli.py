@@ -69,6 +69,7 @@ def run(
     osl: Annotated[int | None, typer.Option(help="Output tokens per request.")] = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     workers: Annotated[str | None, typer.Option(help="Client processes per point: N (local), ray, ray:N or ray://HOST:PORT?workers=N.")] = None,
+    envelope: Annotated[Path | None, typer.Option(help="A `scoville calibrate` envelope; points past it are flagged (default: ./scoville-calibration.json if present).")] = None,
 ) -> None:
     """Run a benchmark sweep and write a bundle with report.html (embedded target by default)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -95,7 +96,9 @@ def run(
                 tasks[point_id] = progress.add_task(f"point {point_id}", total=total)
             progress.update(tasks[point_id], completed=done)  # type: ignore[arg-type]
 
-        result = run_benchmark(frozen, out, on_progress, workers)
+        default_env = Path("scoville-calibration.json")
+        env = envelope or (default_env if default_env.is_file() else None)
+        result = run_benchmark(frozen, out, on_progress, workers, env)
     console.print(_point_table(result.summary))
     for note in result.summary.get("notes", []):
         console.print(f"[dim]{note}[/dim]")

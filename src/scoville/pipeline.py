@@ -34,6 +34,7 @@ from scoville.store.bundle import (
 from scoville.targets.base import Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import annotate_rows, timeline
+from scoville.telemetry.calibrate import Envelope, load_envelope
 from scoville.telemetry.scaleout import WorkersSpec, parse_workers, run_point_scaled
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
 from scoville.telemetry.workers import WorkerResult, WorkerTarget
@@ -190,11 +191,13 @@ async def drive(target: Target, spec: BenchmarkSpec, sink: RecordSink,
 
 
 def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
-                  on_progress: OnProgress | None = None, workers: str | None = None) -> RunResult:
+                  on_progress: OnProgress | None = None, workers: str | None = None,
+                  envelope: Path | None = None) -> RunResult:
     """Measure `spec` and write its bundle; records reach disk even if the run is stopped.
 
     `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
-    "ray://head:10001?workers=16"; None or "1" keeps the client in this process."""
+    "ray://head:10001?workers=16"; None or "1" keeps the client in this process.
+    `envelope` is a `scoville calibrate` result: points beyond it are flagged."""
     workers_spec = parse_workers(workers)
     target = open_target(spec)
     run_dir = new_run_dir(out_dir, spec)
@@ -221,9 +224,12 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
         notes.append(f"labels from the target: {defaults}")
     spec = with_target_accelerators(spec, target, notes)
     extra = target.point_extras(windows) if target.point_extras else None
+    env = load_envelope(envelope) if envelope is not None else None
+    if env is not None:
+        notes.append(f"client envelope from {envelope}")
     result = summarize_run(run_dir, spec, records, windows, target.model, notes, extra,
                            telemetry=driven.telemetry, workers=driven.workers,
-                           label_defaults=defaults)
+                           label_defaults=defaults, envelope=env)
     if interrupted:
         raise KeyboardInterrupt(str(run_dir))
     return result
@@ -234,7 +240,8 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
                   extra: dict[str, Any] | None = None,
                   telemetry: TelemetryResult | None = None,
                   workers: dict[str, list[WorkerResult]] | None = None,
-                  label_defaults: dict[str, Any] | None = None) -> RunResult:
+                  label_defaults: dict[str, Any] | None = None,
+                  envelope: Envelope | None = None) -> RunResult:
     """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html."""
     labels = labels_of(spec, model, label_defaults)
     shape = {"isl": spec.shape.isl_tokens, "osl": spec.shape.osl_tokens,
@@ -246,7 +253,7 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
     if telemetry is not None:
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
         rows = annotate_rows(rows, telemetry, windows, records, spec.accelerators.count,
-                             workers=workers or None)
+                             workers=workers or None, envelope=envelope)
     summary = write_summary(run_dir, spec, rows, labels, notes)
     if telemetry is not None and telemetry.server is not None:
         summary["server_timeline"] = timeline(telemetry.server, records)

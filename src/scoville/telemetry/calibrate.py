@@ -27,6 +27,7 @@ import numpy as np
 from scoville.client.driver import PointPlan, Sink, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
 from scoville.client.seam import GenerateRequest, MonotonicClock
+from scoville.errors import DataError
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.telemetry.integrity import ClientMonitor, cpu_share
 
@@ -113,7 +114,11 @@ def save_envelope(env: Envelope, path: Path) -> None:
 
 
 def load_envelope(path: Path) -> Envelope:
-    return Envelope.from_json_dict(json.loads(path.read_text()))
+    try:
+        return Envelope.from_json_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"Cannot read the client envelope {path} ({exc}). Run `scoville "
+                        "calibrate --out PATH` to write one, or leave --envelope out.") from None
 
 
 class _Collect(Sink):
