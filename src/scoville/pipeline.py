@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -163,8 +164,10 @@ async def drive(target: Target, spec: BenchmarkSpec, sink: RecordSink,
         notes.append(note)
         if target.tokenizer is None:
             raise TargetError("The target has no tokenizer; exact-length prompts need one.")
+        salt = secrets.token_hex(8)  # fresh prompt text per run: no cache hits across runs
+        notes.append(f"prompt-text salt {salt} (lengths follow the seed; text is fresh per run)")
         plans: Sequence[PointPlan] = build_plans(
-            spec, target.tokenizer if target.wants_text else None, overhead)
+            spec, target.tokenizer if target.wants_text else None, overhead, salt)
         session = None
         if target.kind != "twin":
             session = TelemetrySession.auto(

@@ -35,28 +35,30 @@ def rate_point_sizes(spec: BenchmarkSpec, rate_per_s: float) -> tuple[int, int]:
 
 
 def _requests(spec: BenchmarkSpec, tokenizer: Tokenizer | None, point_id: str, count: int,
-              seed: int, overhead_tokens: int) -> list[GenerateRequest]:
+              seed: int, overhead_tokens: int, salt: str) -> list[GenerateRequest]:
     shape = spec.shape
     prompts = build_prompts(tokenizer, count, shape.isl_tokens, shape.osl_tokens,
-                            shape.range_ratio, seed, overhead_tokens)
+                            shape.range_ratio, seed, overhead_tokens, salt)
     return [to_request(p, f"{point_id}-{i}", spec) for i, p in enumerate(prompts)]
 
 
 def build_plans(spec: BenchmarkSpec, tokenizer: Tokenizer | None,
-                overhead_tokens: int = 0) -> list[PointPlan]:
+                overhead_tokens: int = 0, salt: str = "") -> list[PointPlan]:
     """Every point of the sweep, concurrency points first, in the order given
-    (`tokenizer=None`: token counts only, for targets that never read the text)."""
+    (`tokenizer=None`: token counts only, for targets that never read the text; `salt`:
+    the run's prompt-text salt, see `build_prompts`)."""
     plans = []
     for i, conc in enumerate(spec.load.concurrency):
         n, w = spec.requests_for(conc), spec.warmup_for(conc)
         pid = f"c{conc}"
-        reqs = _requests(spec, tokenizer, pid, n + w, spec.seed * 1000 + i, overhead_tokens)
+        reqs = _requests(spec, tokenizer, pid, n + w, spec.seed * 1000 + i, overhead_tokens,
+                         salt)
         plans.append(PointPlan(pid, "concurrency", float(conc), reqs[:w], reqs[w:], conc))
     for j, rate in enumerate(spec.load.request_rates_per_s):
         n, w = rate_point_sizes(spec, rate)
         pid = f"r{rate:g}"
         seed = spec.seed * 1000 + 500 + j
-        reqs = _requests(spec, tokenizer, pid, n + w, seed, overhead_tokens)
+        reqs = _requests(spec, tokenizer, pid, n + w, seed, overhead_tokens, salt)
         arrivals = arrival_offsets_ns(n + w, rate, spec.load.burstiness, seed)
         plans.append(PointPlan(pid, "rate", rate, reqs[:w], reqs[w:],
                                spec.load.max_concurrency, arrivals))

@@ -69,6 +69,9 @@ class EmbeddedConfig:
     ctx_per_slot: int = 2048
     threads: int = 0  # 0 = all cores
     cache_prompt: bool = True
+    # llama.cpp's busy-wait between ops (0 = sleep, 100 = always spin). 0: the client shares
+    # these cores, and spinning threads stall each other when one is preempted.
+    poll: int = 0
 
 
 def serve_forever(cfg: EmbeddedConfig) -> None:
@@ -85,8 +88,9 @@ def serve_forever(cfg: EmbeddedConfig) -> None:
     p.port = cfg.port or 8080
     p.endpoint_metrics = True
     p.cache_prompt = cfg.cache_prompt
-    p.cpuparams.n_threads = cfg.threads or (os.cpu_count() or 2)
-    p.cpuparams_batch.n_threads = cfg.threads or (os.cpu_count() or 2)
+    for cpu in (p.cpuparams, p.cpuparams_batch):
+        cpu.n_threads = cfg.threads or (os.cpu_count() or 2)
+        cpu.poll = cfg.poll
     server = xllamacpp.Server(p)
     print(f"embedded llama.cpp serving {MODEL_ALIAS} at {server.listening_address}", flush=True)
     while True:
@@ -142,8 +146,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--parallel", type=int, default=8)
     ap.add_argument("--ctx-per-slot", type=int, default=2048)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--poll", type=int, default=EmbeddedConfig.poll)
     a = ap.parse_args(argv)
-    serve_forever(EmbeddedConfig(a.port, a.parallel, a.ctx_per_slot, a.threads))
+    serve_forever(EmbeddedConfig(a.port, a.parallel, a.ctx_per_slot, a.threads, poll=a.poll))
 
 
 if __name__ == "__main__":

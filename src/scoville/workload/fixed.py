@@ -85,15 +85,18 @@ def exact_prompt(tokenizer: Tokenizer, n_tokens: int, rng: random.Random,
 
 
 def build_prompts(tokenizer: Tokenizer | None, count: int, isl_tokens: int, osl_tokens: int,
-                  range_ratio: float, seed: int, overhead_tokens: int = 0) -> list[Prompt]:
-    """`count` prompts, deterministic in `seed`; input and output lengths per request.
+                  range_ratio: float, seed: int, overhead_tokens: int = 0,
+                  salt: str = "") -> list[Prompt]:
+    """`count` prompts; lengths are deterministic in `seed`, text in (`seed`, `salt`).
 
-    With `tokenizer=None` (a target that reads only token counts, such as the twin) the
-    lengths are drawn the same way and the text is left empty."""
+    A per-run `salt` gives every run fresh text of the same lengths, so a server's prompt
+    cache cannot serve one run from the previous one. With `tokenizer=None` (a target that
+    reads only token counts, such as the twin) the text is left empty."""
     rng = random.Random(seed)
     isl = sample_lengths(count, isl_tokens, range_ratio, rng)
     osl = sample_lengths(count, osl_tokens, range_ratio, rng)
     if tokenizer is None:
         return [Prompt("", i, o) for i, o in zip(isl, osl, strict=True)]
-    return [Prompt(exact_prompt(tokenizer, i, rng, overhead_tokens), i, o)
+    text_rng = random.Random(f"{seed}:{salt}")
+    return [Prompt(exact_prompt(tokenizer, i, text_rng, overhead_tokens), i, o)
             for i, o in zip(isl, osl, strict=True)]
