@@ -1,0 +1,168 @@
+"""The lane driver against a fake server on the monotonic clock: fan-out, joins, think times,
+recycling only after a tree drains, primers, the window and its drain."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import lru_cache
+
+from agentic_fakes import FakeAgentServer
+
+from scoville.client.lanes import LaneConfig, LaneDriver, LaneResult
+from scoville.client.seam import MonotonicClock
+from scoville.records.model import RequestRecord
+from scoville.records.sink import MemorySink
+from scoville.spec.agentic import ValiditySpec
+from scoville.workload.agentic.prompts import PromptBook, WordVocab
+from scoville.workload.agentic.session import Agent, Session, Turn, validate_session
+from scoville.workload.tokenizers import TiktokenTokenizer
+
+MS = 1_000_000
+
+
+@lru_cache(maxsize=1)
+def _vocab() -> WordVocab:
+    return WordVocab.for_tokenizer(TiktokenTokenizer("cl100k_base"))
+
+
+def _turn(n_blocks: int, base: int, out: int = 3, think: float = 0.0) -> Turn:
+    return Turn(n_blocks * 16, out, tuple(range(base, base + n_blocks)), think)
+
+
+def fanout_session(name: str = "s") -> Session:
+    """Root: 3 turns. After turn 0, three sub-agents (2 turns, 40 ms think) join before
+    turn 1; a background agent (3 turns, 60 ms think) outlives the root."""
+    root = Agent("root", (_turn(2, 0), _turn(3, 0, think=0.03), _turn(4, 0, think=0.02)))
+    subs = tuple(
+        Agent(
+            f"root/sa{k}",
+            (_turn(2, 100 * (k + 1)), _turn(3, 100 * (k + 1), think=0.04)),
+            "root",
+            0,
+            1,
+        )
+        for k in range(3)
+    )
+    bg = Agent("root/bg", tuple(_turn(1 + j, 900, think=0.06) for j in range(3)), "root", 0, None)
+    return validate_session(Session(name, (root, *subs, bg), 16, f"ns-{name}"))
+
+
+def _run(
+    sessions: list[Session], cfg: LaneConfig, **server_kw: float
+) -> tuple[MemorySink, FakeAgentServer, LaneResult]:
+    clock = MonotonicClock()
+    server = FakeAgentServer(clock, **server_kw)
+    sink = MemorySink()
+    book = PromptBook(_vocab(), sessions)
+    result = asyncio.run(LaneDriver(sessions, book, server, clock, sink, cfg).run())
+    return sink, server, result
+
+
+def _by_play(records: list[RequestRecord], play: int) -> dict[tuple[str, int], RequestRecord]:
+    return {(r.tags["agent"], r.tags["turn"]): r for r in records if r.tags["play"] == play}
+
+
+def test_fanout_join_think_and_drain() -> None:
+    cfg = LaneConfig(lanes=1, window_s=0.5, start_min_ratio=0, start_max_ratio=0, primers=False)
+    sink, server, result = _run([fanout_session()], cfg)
+    recs = _by_play(sink.records, 0)
+    assert len(recs) == 3 + 3 * 2 + 3
+    # fan-out: one lane, yet several requests in flight at once
+    assert result.stats.max_in_flight >= 3 and server.max_in_flight >= 3
+    # join: root turn 1 starts only after every joining sub-agent's last turn ended
+    last_sub_end = max(recs[(f"root/sa{k}", 1)].end_ns for k in range(3))
+    assert recs[("root", 1)].start_ns >= last_sub_end
+    assert recs[("root", 1)].scheduled_ns == max(recs[("root", 0)].end_ns + 30 * MS, last_sub_end)
+    # think times: sent at end of the previous turn + think, within a few ms
+    for k in range(3):
+        first, second = recs[(f"root/sa{k}", 0)], recs[(f"root/sa{k}", 1)]
+        assert second.scheduled_ns == first.end_ns + 40 * MS
+        assert 0 <= second.start_ns - second.scheduled_ns < 5 * MS
+    for j in (1, 2):
+        prev, cur = recs[("root/bg", j - 1)], recs[("root/bg", j)]
+        assert cur.scheduled_ns == prev.end_ns + 60 * MS
+        assert 0 <= cur.start_ns - cur.scheduled_ns < 5 * MS
+    # the background agent outlives the root; the lane's next play waits for it
+    bg_end = recs[("root/bg", 2)].end_ns
+    assert bg_end > recs[("root", 2)].end_ns
+    nxt = [r for r in sink.records if r.tags["play"] == 1]
+    assert nxt and min(r.start_ns for r in nxt) >= bg_end
+
+
+def test_window_closes_sends_and_drains_in_flight() -> None:
+    cfg = LaneConfig(
+        lanes=2,
+        window_s=0.3,
+        start_min_ratio=0,
+        start_max_ratio=0,
+        primers=False,
+        validity=ValiditySpec(min_window_s=3600),
+    )
+    sink, _, result = _run([fanout_session("a"), fanout_session("b")], cfg, tpot_s=0.01)
+    w = result.window
+    end_of_window = w.start_ns + int(0.3e9)
+    measured = [r for r in sink.records if r.phase == "measure"]
+    assert all(r.start_ns < end_of_window for r in measured)
+    assert any(r.end_ns > end_of_window for r in measured)  # in flight at the close, counted
+    assert w.sent == len(measured) and w.mode == "lanes" and w.level == 2.0
+    assert w.end_ns == max(r.end_ns for r in measured)
+    assert w.diagnostic and any("diagnostic" in n for n in w.notes)
+    assert sink.windows == [w]
+
+
+def test_primers_materialise_the_prefix_and_share_the_marker() -> None:
+    root = Agent("root", tuple(_turn(2 + i, 0, think=0.0) for i in range(4)))
+    s = validate_session(Session("p", (root,), 16, "ns-p"))
+    cfg = LaneConfig(lanes=1, window_s=0.05, start_min_ratio=0.5, start_max_ratio=0.5)
+    sink, server, _ = _run([s], cfg)
+    primer = [r for r in sink.records if r.phase == "primer"]
+    assert len(primer) == 1 and primer[0].expected_output_tokens == 1
+    assert primer[0].tags["turn"] == 1
+    first = next(r for r in sink.records if r.phase == "measure")
+    assert first.tags["turn"] == 2
+    # the primer put turn 1's three blocks in the cache: the first measured turn hits them
+    assert first.cached_tokens == 3 * 16 and first.tags["expected_cached_tokens"] == 3 * 16
+    prompts = [q.prompt or "" for q in server.requests]
+    assert prompts[1].startswith(prompts[0][: len(prompts[0]) // 2])
+
+
+def test_recycled_plays_get_fresh_markers_and_no_cross_play_hits() -> None:
+    root = Agent("root", (_turn(3, 0), _turn(4, 0, think=0.001)))
+    s = validate_session(Session("r", (root,), 16, "ns-r"))
+    cfg = LaneConfig(lanes=1, window_s=0.08, start_min_ratio=0, start_max_ratio=0, primers=False)
+    sink, _, _ = _run([s], cfg)
+    plays = sorted({r.tags["play"] for r in sink.records})
+    assert len(plays) >= 2
+    for r in sink.records:  # turn 0 of every play misses; turn 1 hits its own play's prefix
+        assert r.cached_tokens == (0 if r.tags["turn"] == 0 else 3 * 16)
+        assert r.tags["cache_hit_expected"] == (r.tags["turn"] == 1)
+
+
+def test_overflow_is_counted_and_makes_the_point_invalid() -> None:
+    root = Agent("root", (_turn(2, 0), _turn(40, 0, think=0.001)))
+    s = validate_session(Session("o", (root,), 16, "ns-o"))
+    cfg = LaneConfig(
+        lanes=1,
+        window_s=0.05,
+        start_min_ratio=0,
+        start_max_ratio=0,
+        primers=False,
+        validity=ValiditySpec(min_window_s=0.01),
+    )
+    _, _, result = _run([s], cfg, window_tokens=200)
+    assert result.stats.overflow > 0
+    assert not result.verdict.valid
+    assert any("overflowed" in n for n in result.window.notes)
+
+
+def test_live_mode_threads_the_models_output_into_the_next_prompt() -> None:
+    root = Agent("root", (_turn(2, 0, out=3), _turn(4, 0, out=2, think=0.001)))
+    s = validate_session(Session("l", (root,), 16, "ns-l"))
+    cfg = LaneConfig(
+        lanes=1, window_s=0.03, start_min_ratio=0, start_max_ratio=0, primers=False, live=True
+    )
+    _, server, _ = _run([s], cfg)
+    reqs = server.requests
+    first, second = reqs[0].prompt or "", reqs[1].prompt or ""
+    assert second.startswith(first + " tok tok tok")
+    assert second != first + " tok tok tok"  # new tool-result content follows the output
