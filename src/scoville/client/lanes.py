@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from scoville.workload.agentic.validity import Verdict, judge
 from scoville.workload.tokenizers import Tokenizer
 
 
-class Sink:
+class Sink(Protocol):
     """What the driver writes to (`RecordSink`, `MemorySink`, or anything alike)."""
 
     def write(self, record: RequestRecord) -> None: ...  # pragma: no cover

@@ -190,7 +190,7 @@ class AgenticSpec(_Frozen):
     @model_validator(mode="after")
     def _lanes_positive(self) -> AgenticSpec:
         if not self.lanes or any(n < 1 for n in self.lanes):
-            raise ValueError("give at least one lane count, each >= 1")
+            raise ValueError("lanes: give at least one lane count, each >= 1")
         return self
 
     def canonical_json(self) -> str:
