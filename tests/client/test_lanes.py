@@ -48,13 +48,14 @@ def fanout_session(name: str = "s") -> Session:
 
 
 def _run(
-    sessions: list[Session], cfg: LaneConfig, **server_kw: float
+    sessions: list[Session], cfg: LaneConfig, timestamps: bool = False, **server_kw: float
 ) -> tuple[MemorySink, FakeAgentServer, LaneResult]:
     clock = MonotonicClock()
     server = FakeAgentServer(clock, **server_kw)
     sink = MemorySink()
     book = PromptBook(_vocab(), sessions)
-    result = asyncio.run(LaneDriver(sessions, book, server, clock, sink, cfg).run())
+    driver = LaneDriver(sessions, book, server, clock, sink, cfg)
+    result = asyncio.run(driver.run_timestamps() if timestamps else driver.run())
     return sink, server, result
 
 
@@ -166,3 +167,30 @@ def test_live_mode_threads_the_models_output_into_the_next_prompt() -> None:
     first, second = reqs[0].prompt or "", reqs[1].prompt or ""
     assert second.startswith(first + " tok tok tok")
     assert second != first + " tok tok tok"  # new tool-result content follows the output
+
+
+def test_timestamp_replay_reaches_the_traces_theoretical_hit_rate() -> None:
+    from pathlib import Path
+
+    from scoville.workload.agentic.cache import theoretical_hits
+    from scoville.workload.agentic.mooncake import mooncake_sessions
+
+    path = Path(__file__).parents[1] / "workload/agentic/data/mooncake_conversation_head300.jsonl"
+    sessions = mooncake_sessions(path, mode="requests", time_scale=1e-2)
+    sessions = [s for s in sessions if s.root.turns[0].t_s < 0.5]
+    cfg = LaneConfig(lanes=1, window_s=10, point_id="ts", cache_bust=False)
+    sink, _, result = _run(sessions, cfg, timestamps=True, tpot_s=0.0, base_s=0.001)
+    assert result.window.mode == "rate" and result.window.sent == len(sessions)
+    starts = [r.start_ns for r in sink.records]
+    assert len(starts) == len(sessions)
+    # sent at the (scaled) recorded times; the trace sends bursts of up to 16 requests at the
+    # same millisecond, so a burst's last request leaves a little after its first
+    late = [r.start_ns - (r.scheduled_ns or 0) for r in sink.records]
+    assert min(late) >= 0 and max(late) < 30 * MS
+    order = sorted(sink.records, key=lambda r: r.start_ns)
+    assert [r.tags["play"] for r in order] == sorted(r.tags["play"] for r in order)
+    trace = theoretical_hits(sessions)
+    measured = sum(r.cached_tokens or 0 for r in sink.records)
+    assert measured == trace.hit_tokens  # an unlimited cache serves exactly what the hashes say
+    assert sum(r.tags["expected_cached_tokens"] for r in sink.records) == trace.hit_tokens
+    assert trace.hit_tokens > 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -182,6 +182,35 @@ class LaneDriver:
         start_ns = self.clock.now_ns()
         self._window_end_ns = start_ns + int(self.cfg.window_s * 1e9)
         await asyncio.gather(*(self._lane(p) for p in plays))
+        return self._finish(start_ns, "lanes", float(self.cfg.lanes))
+
+    async def run_timestamps(self) -> LaneResult:
+        """Open loop: every turn of every session at its recorded `t_s`, in recorded order,
+        regardless of dependencies; each session is one play without a marker. The window
+        closes `window_s` after the first send; later requests are not sent."""
+        trees = {id(s): _Tree(Play(s, k, 0, 0, None)) for k, s in enumerate(self.sessions)}
+        items = sorted(
+            ((t.t_s, k, s, a, i) for k, s in enumerate(self.sessions) for a, i, t in s.turns()),
+            key=lambda x: (x[0], x[1]),
+        )
+        t0_s = items[0][0]
+        tasks: list[asyncio.Task[Exchange]] = []
+        req = self._request(trees[id(items[0][2])], items[0][3], items[0][4], "measure")
+        start_ns = self.clock.now_ns()
+        self._window_end_ns = start_ns + int(self.cfg.window_s * 1e9)
+        for j, (t_s, _, s, a, i) in enumerate(items):
+            at = start_ns + int((t_s - t0_s) * 1e9)
+            if at >= self._window_end_ns:
+                break
+            if j > 0:  # built before its time comes
+                req = self._request(trees[id(s)], a, i, "measure")
+            await self.clock.sleep_until_ns(at)
+            tasks.append(asyncio.ensure_future(self._send(trees[id(s)], a, i, "measure", at, req)))
+            await asyncio.sleep(0)  # let it leave now, before the next one is built
+        await asyncio.gather(*tasks)
+        return self._finish(start_ns, "rate", len(tasks) / self.cfg.window_s)
+
+    def _finish(self, start_ns: int, mode: Literal["lanes", "rate"], level: float) -> LaneResult:
         now = self.clock.now_ns()
         end_ns = max(self.stats.last_end_ns, min(now, self._window_end_ns))
         verdict = judge(
@@ -195,8 +224,8 @@ class LaneDriver:
             point_id=self.cfg.pid,
             start_ns=start_ns,
             end_ns=end_ns,
-            mode="lanes",
-            level=float(self.cfg.lanes),
+            mode=mode,
+            level=level,
             sent=self.stats.measured,
             diagnostic=verdict.diagnostic,
             notes=verdict.notes,
@@ -254,8 +283,9 @@ class LaneDriver:
             ready = max(prev_end + int(agent.turns[i].think_s * 1e9), join_ns)
             if ready >= self._window_end_ns:
                 break
+            req = self._request(tree, agent, i, "measure")  # built before its time comes
             await self.clock.sleep_until_ns(ready)
-            ex = await self._send(tree, agent, i, "measure", ready)
+            ex = await self._send(tree, agent, i, "measure", ready, req)
             prev_end = max(ex.end_ns, ready)
             spawn(i, prev_end)
         return prev_end
@@ -307,9 +337,15 @@ class LaneDriver:
         }
 
     async def _send(
-        self, tree: _Tree, agent: Agent, i: int, phase: Phase, scheduled_ns: int | None
+        self,
+        tree: _Tree,
+        agent: Agent,
+        i: int,
+        phase: Phase,
+        scheduled_ns: int | None,
+        req: GenerateRequest | None = None,
     ) -> Exchange:
-        req = self._request(tree, agent, i, phase)
+        req = req or self._request(tree, agent, i, phase)
         tags = self._tags(tree, agent, i, req)
         st = self.stats
         st.in_flight += 1

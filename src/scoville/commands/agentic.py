@@ -117,16 +117,18 @@ async def drive_points(
         )
     book = PromptBook(WordVocab.for_tokenizer(tok), wl.sessions)
     sink = MemorySink()
+    timestamps = spec.schedule == "timestamps"
     try:
-        for k, lanes in enumerate(spec.lanes):
+        for k, lanes in enumerate((1,) if timestamps else spec.lanes):
             cfg = LaneConfig(
                 lanes=lanes,
                 window_s=spec.window_s,
+                point_id="ts" if timestamps else "",
                 api=spec.target.api,
                 start_min_ratio=spec.warmup.start_min_ratio,
                 start_max_ratio=spec.warmup.start_max_ratio,
                 primers=spec.warmup.primers,
-                cache_bust=spec.cache_bust,
+                cache_bust=spec.cache_bust and not timestamps,
                 live=spec.assistant_turns == "live",
                 seed=spec.seed,
                 run_nonce=(nonce + k) % 2**32,
@@ -134,7 +136,7 @@ async def drive_points(
                 validity=spec.validity,
             )
             driver = LaneDriver(wl.sessions, book, target.server, target.clock, sink, cfg, tok)
-            await driver.run()
+            await (driver.run_timestamps() if timestamps else driver.run())
     finally:
         await target.close()
     return sink.records, sink.windows

@@ -161,6 +161,12 @@ class AgenticSpec(_Frozen):
     kind: Literal["agentic"] = "agentic"
     name: str = Field("agentic-replay", description="Free label for the run.")
     source: SourceSpec = SourceSpec()
+    schedule: Literal["lanes", "timestamps"] = Field(
+        "lanes",
+        description="'lanes': closed loop, one point per lane count; 'timestamps': "
+        "open loop, every request sent at its recorded time (times `source.time_scale`), in "
+        "recorded order, one point, no cache-bust marker (the trace plays once).",
+    )
     lanes: tuple[int, ...] = Field((1, 2, 4, 8), description="Lane counts; one point each.")
     window_s: float = Field(3600.0, gt=0, description="Measured window per point (s).")
     idle_gap_cap_s: float | None = Field(
