@@ -24,7 +24,7 @@ SMALL_CODING_SESSIONS = {
     "tool_result_tokens": {"median": 60, "sigma": 0.5},
     "output_tokens": {"median": 8, "sigma": 0.3},
     "think_s": {"median": 0.1, "sigma": 0.5},
-    "subagent_probability": 0.2,
+    "subagent_probability": 0.0,  # one request in flight per lane: TTFT without queueing
     "subagent_context_tokens": {"median": 300, "sigma": 0.3},
     "subagent_system_tokens": 200,
     "subagent_turns": {"median": 2, "sigma": 0.3},
@@ -53,7 +53,7 @@ def test_cache_hit_turns_are_faster_on_llama_cpp(tmp_path: Path) -> None:
     assert measured and all(r.cached_tokens is not None for r in measured)
     assert row["n_cache_hit"] > 0 and row["n_cache_miss"] > 0
     assert row["median_ttft_hit"] < 0.5 * row["median_ttft_miss"]
-    # the server's hits follow the hash structure; with fewer slots than in-flight requests at
-    # fan-out, llama.cpp may evict, so it can fall below an unlimited cache, but not far
+    # one lane, one slot: the server keeps the play's prefix, as an unlimited cache would
+    # (llama.cpp may also reuse the few leading marker words shared by all plays)
     theo = row["cache_hit_rate_theoretical"]
-    assert 0.5 * theo < row["cache_hit_rate_measured"] < theo + 0.1
+    assert theo - 0.05 < row["cache_hit_rate_measured"] < theo + 0.05
