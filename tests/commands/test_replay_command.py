@@ -80,3 +80,15 @@ def test_spec_errors_are_user_errors(tmp_path: Path) -> None:
     spec_file.write_text("lanes: [3]\nwindow_s: 60\nsource: {kind: synthetic}\n")
     spec = build_spec(None, spec_file, {"window_s": 30})
     assert spec.lanes == (3,) and spec.window_s == 30 and spec.source.kind == "synthetic"
+
+
+def test_cli_help_and_bad_lanes() -> None:
+    from typer.testing import CliRunner
+
+    from scoville.commands.agentic import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["--help"])
+    assert res.exit_code == 0 and "--lanes" in res.output and "--window-s" in res.output
+    res = runner.invoke(app, ["synthetic", "--lanes", "1,x"])
+    assert isinstance(res.exception, SpecError) and "--lanes" in str(res.exception)

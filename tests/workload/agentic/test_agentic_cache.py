@@ -78,3 +78,17 @@ def test_fit_factor_and_min_block() -> None:
     assert min_block_tokens(256, 256) == 1
     assert min_block_tokens(257, 256) == 2
     assert min_block_tokens(70_000, 256) == 3
+
+
+def test_shipped_mooncake_traces_golden_hit_rates() -> None:
+    """Golden values from an independent one-off script over the published files (block hits
+    in file order, unlimited cache)."""
+    from scoville.workload.agentic.build import builtin_path
+    from scoville.workload.agentic.mooncake import mooncake_sessions
+
+    conv = mooncake_sessions(builtin_path("mooncake-conversation"))
+    assert len(conv) == 7373 and max(len(s.root.turns) for s in conv) == 43
+    tally = theoretical_hits(conv)
+    assert (tally.requests, tally.hit_blocks / tally.blocks) == (12031, 0.3664124783362218)
+    syn = theoretical_hits(mooncake_sessions(builtin_path("mooncake-synthetic"), "requests"))
+    assert abs(syn.block_hit_rate - 0.6396038629109676) < 1e-12
