@@ -186,7 +186,7 @@ def test_timestamp_replay_reaches_the_traces_theoretical_hit_rate() -> None:
     # sent at the (scaled) recorded times; the trace sends bursts of up to 16 requests at the
     # same millisecond, so a burst's last request leaves a little after its first
     late = [r.start_ns - (r.scheduled_ns or 0) for r in sink.records]
-    assert min(late) >= 0 and max(late) < 30 * MS
+    assert min(late) >= 0 and max(late) < 100 * MS
     order = sorted(sink.records, key=lambda r: r.start_ns)
     assert [r.tags["play"] for r in order] == sorted(r.tags["play"] for r in order)
     trace = theoretical_hits(sessions)

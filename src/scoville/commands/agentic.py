@@ -8,6 +8,7 @@ lane driver -> metrics -> bundle), print a table. Heavy modules are imported ins
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import secrets
 from collections.abc import Callable
@@ -178,13 +179,12 @@ def run_replay(
     extra = {
         r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | {"agentic_valid": r["valid"]} for r in rows
     }
-    try:
-        from scoville.pipeline import (  # type: ignore[import-not-found, unused-ignore]
-            finish_run,
-        )
-    except ImportError:  # the foundation's pipeline is not in this build: write the raw files
+    if importlib.util.find_spec("scoville.pipeline") is None:
+        # the foundation's pipeline is not in this build: write the raw files
         out.run_dir = _write_plain(out_dir, spec, records, windows, rows, notes, info)
         return out
+    from scoville.pipeline import finish_run  # type: ignore[import-not-found, unused-ignore]
+
     result = finish_run(
         bspec, records, windows, out_dir, {**info, "agentic": spec.to_dict()}, notes, extra
     )
