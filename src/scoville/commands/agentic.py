@@ -255,6 +255,12 @@ def replay(
     live: Annotated[bool, typer.Option(help="Thread live model output into prompts.")] = False,
     no_cache_bust: Annotated[bool, typer.Option(help="No per-play cache-bust marker.")] = False,
     seed: Annotated[int | None, typer.Option(help="Seed (generation, start points).")] = None,
+    schedule: Annotated[
+        str | None, typer.Option(help="'lanes' (closed loop) or 'timestamps' (recorded times).")
+    ] = None,
+    time_scale: Annotated[
+        float | None, typer.Option(help="Multiply recorded gaps and timestamps by this.")
+    ] = None,
     out: Annotated[Path, typer.Option(help="Directory for run bundles.")] = Path("runs"),
 ) -> None:
     """Replay agentic sessions in lanes and report what agents feel."""
@@ -263,6 +269,8 @@ def replay(
 
     ov: dict[str, Any] = {}
     for key, val in (
+        ("schedule", schedule),
+        ("source.time_scale", time_scale),
         ("target.url", target),
         ("window_s", window_s),
         ("seed", seed),
