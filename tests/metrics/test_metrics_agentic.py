@@ -70,7 +70,7 @@ def test_golden_point() -> None:
     # plays: 0 (A, 0.13 s), 1 (B, 0.42 s), 2 (the failed request, 1 ms)
     assert row["n_plays"] == 3
     assert row["median_session_makespan"] == pytest.approx(0.13)
-    assert row["server_time_share"] == pytest.approx(0.551 / (0.551 + 0.5))
+    assert row["request_time_share"] == pytest.approx(0.551 / (0.551 + 0.5))
     assert row["goodput_ttft_req_per_s"] == pytest.approx(0.5)
     series = row["cache_series"]
     assert len(series) == 10

@@ -101,10 +101,28 @@ def benchmark_spec_for(spec: AgenticSpec, wl: AgenticWorkload) -> BenchmarkSpec:
     )
 
 
+async def start_server_scrape(target: Target) -> Any:
+    """Scrape the server's Prometheus /metrics (prefix-cache hits and queries, KV usage,
+    running/waiting) during the run, when the target has an endpoint and the telemetry
+    package is in the build; else None."""
+    if target.metrics_url is None or importlib.util.find_spec("scoville.telemetry.session") is None:
+        return None
+    from scoville.telemetry.session import (  # type: ignore[import-not-found, unused-ignore]
+        TelemetrySession,
+    )
+
+    session = TelemetrySession(
+        metrics_url=target.metrics_url, clock=target.clock, monitor_client=False
+    )
+    await session.start()
+    return session
+
+
 async def drive_points(
     spec: AgenticSpec, wl: AgenticWorkload, target: Target, nonce: int
-) -> tuple[list[RequestRecord], list[PointWindow]]:
-    """One lane-driver point per lane count, one after another, on the target's clock."""
+) -> tuple[list[RequestRecord], list[PointWindow], Any]:
+    """One lane-driver point per lane count, one after another, on the target's clock.
+    Returns the records, the windows and the server-metrics telemetry (or None)."""
     from scoville.client.lanes import LaneConfig, LaneDriver
     from scoville.records.sink import MemorySink
     from scoville.workload.agentic.prompts import PromptBook, WordVocab
@@ -119,7 +137,9 @@ async def drive_points(
     book = PromptBook(WordVocab.for_tokenizer(tok), wl.sessions)
     sink = MemorySink()
     timestamps = spec.schedule == "timestamps"
+    telemetry = None
     try:
+        scrape = await start_server_scrape(target)
         for k, lanes in enumerate((1,) if timestamps else spec.lanes):
             cfg = LaneConfig(
                 lanes=lanes,
@@ -138,9 +158,10 @@ async def drive_points(
             )
             driver = LaneDriver(wl.sessions, book, target.server, target.clock, sink, cfg, tok)
             await (driver.run_timestamps() if timestamps else driver.run())
+        telemetry = await scrape.stop() if scrape is not None else None
     finally:
         await target.close()
-    return sink.records, sink.windows
+    return sink.records, sink.windows, telemetry
 
 
 def run_replay(
@@ -172,13 +193,20 @@ def run_replay(
     target = open_fn(bspec)
     info = {"kind": target.kind, "model": target.model, **target.info}
     with asyncio.Runner(loop_factory=target.loop_factory) as runner:
-        records, windows = runner.run(drive_points(spec, wl, target, nonce))
+        records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce))
     slo = spec.slo.ttft_ms / 1e3 if spec.slo.ttft_ms else None
     rows = [agentic_point(records, w, spec.accelerators.count, slo) for w in windows]
     out = ReplayOutcome(rows, notes, None, records, windows)
     extra = {
         r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | {"agentic_valid": r["valid"]} for r in rows
     }
+    if telemetry is not None:  # server_* columns: the server's own cache and queue figures
+        for pid, fields in telemetry.point_fields(
+            windows, records, spec.accelerators.count
+        ).items():
+            extra.setdefault(pid, {}).update(
+                {k: v for k, v in fields.items() if k.startswith("server_")}
+            )
     if importlib.util.find_spec("scoville.pipeline") is None:
         # the foundation's pipeline is not in this build: write the raw files
         out.run_dir = _write_plain(out_dir, spec, records, windows, rows, notes, info)
@@ -189,6 +217,8 @@ def run_replay(
         bspec, records, windows, out_dir, {**info, "agentic": spec.to_dict()}, notes, extra
     )
     out.run_dir = result.run_dir
+    if telemetry is not None:
+        (result.run_dir / "telemetry.json").write_text(json.dumps(telemetry.to_json_dict()))
     (result.run_dir / "agentic.json").write_text(
         json.dumps({"spec": spec.to_dict(), "rows": rows, "notes": notes}, indent=1)
     )

@@ -41,7 +41,7 @@ AGENTIC_ONLY = (
     "median_session_makespan",
     "p90_session_makespan",
     "mean_turns_per_play",
-    "server_time_share",
+    "request_time_share",
     "output_tput_per_accelerator",
     "goodput_ttft_req_per_s",
 )
@@ -188,7 +188,7 @@ def session_metrics(rs: Sequence[RequestRecord]) -> dict[str, Any]:
         "median_session_makespan": _pct(spans, 50),
         "p90_session_makespan": _pct(spans, 90),
         "mean_turns_per_play": len(rs) / len(plays) if plays else None,
-        "server_time_share": waiting / (waiting + thinking) if waiting + thinking else None,
+        "request_time_share": waiting / (waiting + thinking) if waiting + thinking else None,
     }
 
 
