@@ -194,3 +194,13 @@ def test_timestamp_replay_reaches_the_traces_theoretical_hit_rate() -> None:
     assert measured == trace.hit_tokens  # an unlimited cache serves exactly what the hashes say
     assert sum(r.tags["expected_cached_tokens"] for r in sink.records) == trace.hit_tokens
     assert trace.hit_tokens > 0
+
+
+def test_a_play_whose_first_turn_falls_after_the_window_ends_the_lane() -> None:
+    late = Agent("root", (Turn(16, 2, (1,), think_s=5.0),))
+    s = validate_session(Session("late", (late,), 16, "ns-late"))
+    cfg = LaneConfig(lanes=1, window_s=0.05, start_min_ratio=0, start_max_ratio=0, primers=False)
+    sink, _, result = _run([s], cfg)
+    assert sink.records == [] and result.window.sent == 0
+    assert result.stats.plays_started == 1  # no busy loop of empty plays until the close
+    assert any("no measured requests" in n for n in result.window.notes)

@@ -93,6 +93,7 @@ class _Tree:
     mode, each agent's last prompt and output."""
 
     play: Play
+    sent: int = 0
     tasks: list[asyncio.Task[int]] = field(default_factory=list)
     live: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 
@@ -242,10 +243,10 @@ class LaneDriver:
         while True:
             t0 = self.clock.now_ns()
             self.stats.plays_started += 1
-            await self._play(play)
+            sent = await self._play(play)
             self.stats.plays_finished += 1
             now = self.clock.now_ns()
-            if now >= self._window_end_ns:
+            if now >= self._window_end_ns or sent == 0:  # sent == 0: its first turn is too late
                 return
             if now == t0:
                 raise RuntimeError(
@@ -254,11 +255,13 @@ class LaneDriver:
                 )
             play = self._next_play(play.lane, initial=False)
 
-    async def _play(self, play: Play) -> None:
+    async def _play(self, play: Play) -> int:
+        """Run a play until its whole tree has drained; returns the requests it sent."""
         tree = _Tree(play)
         await self._agent(tree, play.session.root, play.start_turn, self.clock.now_ns())
         while not all(t.done() for t in tree.tasks):  # background agents may spawn more
             await asyncio.gather(*tree.tasks)
+        return tree.sent
 
     async def _agent(self, tree: _Tree, agent: Agent, first: int, spawned_ns: int) -> int:
         """Run turns `first..` of `agent`; returns when its last turn ended (clock ns)."""
@@ -356,6 +359,7 @@ class LaneDriver:
             st.in_flight -= 1
         self.sink.write(to_record(ex, req, self.cfg.pid, phase, scheduled_ns, tags, self.tokenizer))
         if phase == "measure":
+            tree.sent += 1
             st.measured += 1
             st.failed += ex.error is not None
             st.overflow += ex.error == ErrorKind.CONTEXT_OVERFLOW
