@@ -282,6 +282,9 @@ def replay(
     scale: Annotated[float | None, typer.Option(help="Context scale factor in (0, 1].")] = None,
     window_tokens: Annotated[int | None, typer.Option(help="Target context window.")] = None,
     max_sessions: Annotated[int | None, typer.Option(help="Use the first N sessions.")] = None,
+    max_request_tokens: Annotated[
+        int | None, typer.Option(help="Drop sessions with a request over this many tokens.")
+    ] = None,
     live: Annotated[bool, typer.Option(help="Thread live model output into prompts.")] = False,
     no_cache_bust: Annotated[bool, typer.Option(help="No per-play cache-bust marker.")] = False,
     seed: Annotated[int | None, typer.Option(help="Seed (generation, start points).")] = None,
@@ -306,6 +309,7 @@ def replay(
         ("seed", seed),
         ("context.scale_factor", scale),
         ("source.max_sessions", max_sessions),
+        ("context.max_request_tokens", max_request_tokens),
         ("context.target_window_tokens", window_tokens),
     ):
         if val is not None:

@@ -140,6 +140,14 @@ class ContextSpec(_Frozen):
         "when no scale_factor is given (the embedded SmolLM2 serves a few thousand tokens).",
     )
     scale_outputs: bool = Field(True, description="Scale output lengths by the same factor.")
+    max_request_tokens: int | None = Field(
+        None,
+        ge=2,
+        description="Drop whole sessions whose largest request (input + output) "
+        "exceeds this many tokens, before scaling (AgentX's --max-context-length); the number "
+        "dropped is stated in the run notes. None = keep all (overflows then count against "
+        "validity).",
+    )
 
 
 class ValiditySpec(_Frozen):

@@ -92,3 +92,24 @@ def test_shipped_mooncake_traces_golden_hit_rates() -> None:
     assert (tally.requests, tally.hit_blocks / tally.blocks) == (12031, 0.3664124783362218)
     syn = theoretical_hits(mooncake_sessions(builtin_path("mooncake-synthetic"), "requests"))
     assert abs(syn.block_hit_rate - 0.6396038629109676) < 1e-12
+
+
+def test_build_drops_sessions_over_the_request_cap_and_says_so() -> None:
+    import pytest
+
+    from scoville.errors import DataError
+    from scoville.spec.agentic import AgenticSpec
+    from scoville.workload.agentic.build import build_workload
+
+    # weka_small: root 256..600 in, largest request 600 + 5 tokens
+    path = str(DATA / "weka_small.json")
+    spec = AgenticSpec.model_validate(
+        {"source": {"kind": "weka", "path": path}, "context": {"max_request_tokens": 604}}
+    )
+    with pytest.raises(DataError, match="Every session"):
+        build_workload(spec)
+    spec = AgenticSpec.model_validate(
+        {"source": {"kind": "weka", "path": path}, "context": {"max_request_tokens": 605}}
+    )
+    wl = build_workload(spec)
+    assert len(wl.sessions) == 1 and "0 of 1 sessions dropped" in " ".join(wl.notes)

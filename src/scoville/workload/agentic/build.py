@@ -97,6 +97,19 @@ def build_workload(spec: AgenticSpec, window_tokens: int | None = None) -> Agent
         f"theoretical prefix-cache hit rate of the trace (unlimited cache, recorded order): "
         f"{tally.token_hit_rate:.1%} of input tokens, {tally.block_hit_rate:.1%} of blocks"
     )
+    cap = spec.context.max_request_tokens
+    if cap is not None:
+        kept = [s for s in sessions if s.max_context_tokens() <= cap]
+        notes.append(
+            f"{len(sessions) - len(kept)} of {len(sessions)} sessions dropped: a request over "
+            f"{cap} tokens (input + output)"
+        )
+        if not kept:
+            raise DataError(
+                f"Every session has a request over {cap} tokens; raise "
+                "context.max_request_tokens or scale contexts instead."
+            )
+        sessions = kept
     sessions = [cap_think_times(s, spec.idle_gap_cap_s) for s in sessions]
     if spec.idle_gap_cap_s is not None:
         notes.append(f"think/tool delays capped at {spec.idle_gap_cap_s:g} s")
