@@ -56,6 +56,9 @@ def test_replay_of_the_mooncake_slice_writes_records_and_rows(tmp_path: Path) ->
     assert seen[0].shape.isl_tokens + seen[0].shape.osl_tokens <= 4096
     assert any("scaled by" in n for n in out.notes)
     assert [r["lanes"] for r in out.rows] == [1.0, 2.0]
+    # the slice's own unlimited-cache promise (its first 40 sessions, recorded order)
+    assert 0.0 < out.rows[0]["trace_hit_rate_tokens"] < 1.0
+    assert out.rows[0]["context_scale_factor"] < 1.0
     for r in out.rows:
         assert r["n_ok"] > 0 and r["diagnostic"] and not r["valid"]
         assert 0.0 <= r["cache_hit_rate_measured"] <= 1.0

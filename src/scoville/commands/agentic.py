@@ -195,10 +195,17 @@ def run_replay(
     with asyncio.Runner(loop_factory=target.loop_factory) as runner:
         records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce))
     slo = spec.slo.ttft_ms / 1e3 if spec.slo.ttft_ms else None
-    rows = [agentic_point(records, w, spec.accelerators.count, slo) for w in windows]
+    trace = {
+        "trace_hit_rate_tokens": wl.trace_hits.token_hit_rate,
+        "trace_hit_rate_blocks": wl.trace_hits.block_hit_rate,
+        "context_scale_factor": wl.scale_factor,
+        "assistant_turns": spec.assistant_turns,
+    }
+    rows = [agentic_point(records, w, spec.accelerators.count, slo) | trace for w in windows]
     out = ReplayOutcome(rows, notes, None, records, windows)
     extra = {
-        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | {"agentic_valid": r["valid"]} for r in rows
+        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | trace | {"agentic_valid": r["valid"]}
+        for r in rows
     }
     if telemetry is not None:  # server_* columns: the server's own cache and queue figures
         for pid, fields in telemetry.point_fields(
