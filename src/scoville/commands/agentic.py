@@ -192,7 +192,11 @@ def run_replay(
     notes = [*wl.notes, f"agentic spec {spec.content_hash()}; marker nonce {nonce}"]
     target = open_fn(bspec)
     info = {"kind": target.kind, "model": target.model, **target.info}
-    with asyncio.Runner(loop_factory=target.loop_factory) as runner:
+    from scoville.client import seam
+
+    # uvloop for real targets where the foundation offers it (stamps frames sooner)
+    real_loop = getattr(seam, "real_loop_factory", lambda: None)
+    with asyncio.Runner(loop_factory=target.loop_factory or real_loop()) as runner:
         records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce))
     slo = spec.slo.ttft_ms / 1e3 if spec.slo.ttft_ms else None
     trace = {
