@@ -204,3 +204,16 @@ def test_a_play_whose_first_turn_falls_after_the_window_ends_the_lane() -> None:
     assert sink.records == [] and result.window.sent == 0
     assert result.stats.plays_started == 1  # no busy loop of empty plays until the close
     assert any("no measured requests" in n for n in result.window.notes)
+
+
+def test_sub_agents_live_at_the_start_point_run_and_are_joined() -> None:
+    root = Agent("root", tuple(_turn(2 + i, 0, think=0.0) for i in range(4)))
+    live = Agent("root/live", (_turn(2, 500), _turn(3, 500, think=0.03)), "root", 0, 2)
+    done = Agent("root/done", (_turn(2, 600),), "root", 0, 1)  # joined before the start
+    s = validate_session(Session("m", (root, live, done), 16, "ns-m"))
+    cfg = LaneConfig(lanes=1, window_s=0.2, start_min_ratio=0.5, start_max_ratio=0.5)
+    sink, _, _ = _run([s], cfg)
+    recs = _by_play(sink.records, 0)
+    assert ("root", 2) in recs and ("root/live", 1) in recs
+    assert ("root/done", 0) not in recs
+    assert recs[("root", 2)].start_ns >= recs[("root/live", 1)].end_ns

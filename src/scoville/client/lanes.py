@@ -277,6 +277,12 @@ class LaneDriver:
 
         if first == 0:
             spawn(-1, spawned_ns)
+        else:  # started mid-session: sub-agents live at the start point run from their turn 0
+            for c in children:
+                if c.spawn_after < first and (c.join_before is None or c.join_before >= first):
+                    task = asyncio.ensure_future(self._agent(tree, c, 0, spawned_ns))
+                    mine[c.agent_id] = task
+                    tree.tasks.append(task)
         prev_end = spawned_ns
         for i in range(first, len(agent.turns)):
             joins = [
