@@ -21,6 +21,7 @@ import typer
 from scoville.errors import SpecError, TokenizerError
 
 if TYPE_CHECKING:
+    from scoville.client.lanes import LaneConfig
     from scoville.records.model import PointWindow, RequestRecord
     from scoville.spec.agentic import AgenticSpec
     from scoville.spec.model import BenchmarkSpec
@@ -118,12 +119,34 @@ async def start_server_scrape(target: Target) -> Any:
     return session
 
 
+def lane_config(spec: AgenticSpec, k: int, lanes: int, nonce: int) -> LaneConfig:
+    """The driver settings of point `k` (its own marker nonce, so points never share cache)."""
+    from scoville.client.lanes import LaneConfig
+
+    timestamps = spec.schedule == "timestamps"
+    return LaneConfig(
+        lanes=lanes,
+        window_s=spec.window_s,
+        point_id="ts" if timestamps else "",
+        api=spec.target.api,
+        start_min_ratio=spec.warmup.start_min_ratio,
+        start_max_ratio=spec.warmup.start_max_ratio,
+        primers=spec.warmup.primers,
+        cache_bust=spec.cache_bust and not timestamps,
+        live=spec.assistant_turns == "live",
+        seed=spec.seed,
+        run_nonce=(nonce + k) % 2**32,
+        ignore_eos=spec.target.ignore_eos,
+        validity=spec.validity,
+    )
+
+
 async def drive_points(
     spec: AgenticSpec, wl: AgenticWorkload, target: Target, nonce: int
 ) -> tuple[list[RequestRecord], list[PointWindow], Any]:
     """One lane-driver point per lane count, one after another, on the target's clock.
     Returns the records, the windows and the server-metrics telemetry (or None)."""
-    from scoville.client.lanes import LaneConfig, LaneDriver
+    from scoville.client.lanes import LaneDriver
     from scoville.records.sink import MemorySink
     from scoville.workload.agentic.prompts import PromptBook, WordVocab
     from scoville.workload.tokenizers import local_tokenizer
@@ -141,27 +164,55 @@ async def drive_points(
     try:
         scrape = await start_server_scrape(target)
         for k, lanes in enumerate((1,) if timestamps else spec.lanes):
-            cfg = LaneConfig(
-                lanes=lanes,
-                window_s=spec.window_s,
-                point_id="ts" if timestamps else "",
-                api=spec.target.api,
-                start_min_ratio=spec.warmup.start_min_ratio,
-                start_max_ratio=spec.warmup.start_max_ratio,
-                primers=spec.warmup.primers,
-                cache_bust=spec.cache_bust and not timestamps,
-                live=spec.assistant_turns == "live",
-                seed=spec.seed,
-                run_nonce=(nonce + k) % 2**32,
-                ignore_eos=spec.target.ignore_eos,
-                validity=spec.validity,
-            )
+            cfg = lane_config(spec, k, lanes, nonce)
             driver = LaneDriver(wl.sessions, book, target.server, target.clock, sink, cfg, tok)
             await (driver.run_timestamps() if timestamps else driver.run())
         telemetry = await scrape.stop() if scrape is not None else None
     finally:
         await target.close()
     return sink.records, sink.windows, telemetry
+
+
+def _open_target(bspec: BenchmarkSpec, opener: Callable[[BenchmarkSpec], Target] | None) -> Target:
+    if opener is not None:
+        return opener(bspec)
+    from scoville.targets.registry import (  # type: ignore[import-not-found, unused-ignore]
+        open_target,
+    )
+
+    target: Target = open_target(bspec)
+    return target
+
+
+def agentic_rows(
+    spec: AgenticSpec,
+    wl: AgenticWorkload,
+    records: list[RequestRecord],
+    windows: list[PointWindow],
+    telemetry: Any,
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Per-point agentic rows, and the fields each adds to the foundation's summary row."""
+    from scoville.metrics.agentic import AGENTIC_ONLY, agentic_point
+
+    slo = spec.slo.ttft_ms / 1e3 if spec.slo.ttft_ms else None
+    trace = {
+        "trace_hit_rate_tokens": wl.trace_hits.token_hit_rate,
+        "trace_hit_rate_blocks": wl.trace_hits.block_hit_rate,
+        "context_scale_factor": wl.scale_factor,
+        "assistant_turns": spec.assistant_turns,
+    }
+    rows = [agentic_point(records, w, spec.accelerators.count, slo) | trace for w in windows]
+    extra = {
+        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | trace | {"agentic_valid": r["valid"]}
+        for r in rows
+    }
+    if telemetry is not None:  # server_* columns: the server's own cache and queue figures
+        fields = telemetry.point_fields(windows, records, spec.accelerators.count)
+        for pid, cols in fields.items():
+            extra.setdefault(pid, {}).update(
+                {k: v for k, v in cols.items() if k.startswith("server_")}
+            )
+    return rows, extra
 
 
 def run_replay(
@@ -172,16 +223,8 @@ def run_replay(
 ) -> ReplayOutcome:
     """Build the workload, open the target (`opener`, default the target registry), run every
     point, write the bundle (`scoville.pipeline.finish_run`, else plain files)."""
-    from scoville.metrics.agentic import AGENTIC_ONLY, agentic_point
+    from scoville.client import seam
     from scoville.workload.agentic.build import build_workload
-
-    open_fn = opener
-    if open_fn is None:
-        from scoville.targets.registry import (  # type: ignore[import-not-found, unused-ignore]
-            open_target,
-        )
-
-        open_fn = open_target
 
     window = spec.context.target_window_tokens
     if window is None and spec.target.url == "embedded":
@@ -190,47 +233,25 @@ def run_replay(
     bspec = benchmark_spec_for(spec, wl)
     nonce = secrets.randbits(32) if nonce is None else nonce
     notes = [*wl.notes, f"agentic spec {spec.content_hash()}; marker nonce {nonce}"]
-    target = open_fn(bspec)
+    target = _open_target(bspec, opener)
     info = {"kind": target.kind, "model": target.model, **target.info}
-    from scoville.client import seam
-
     # uvloop for real targets where the foundation offers it (stamps frames sooner)
     real_loop = getattr(seam, "real_loop_factory", lambda: None)
     with asyncio.Runner(loop_factory=target.loop_factory or real_loop()) as runner:
         records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce))
-    slo = spec.slo.ttft_ms / 1e3 if spec.slo.ttft_ms else None
-    trace = {
-        "trace_hit_rate_tokens": wl.trace_hits.token_hit_rate,
-        "trace_hit_rate_blocks": wl.trace_hits.block_hit_rate,
-        "context_scale_factor": wl.scale_factor,
-        "assistant_turns": spec.assistant_turns,
-    }
-    rows = [agentic_point(records, w, spec.accelerators.count, slo) | trace for w in windows]
+    rows, extra = agentic_rows(spec, wl, records, windows, telemetry)
     out = ReplayOutcome(rows, notes, None, records, windows)
-    extra = {
-        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | trace | {"agentic_valid": r["valid"]}
-        for r in rows
-    }
-    if telemetry is not None:  # server_* columns: the server's own cache and queue figures
-        for pid, fields in telemetry.point_fields(
-            windows, records, spec.accelerators.count
-        ).items():
-            extra.setdefault(pid, {}).update(
-                {k: v for k, v in fields.items() if k.startswith("server_")}
-            )
     if importlib.util.find_spec("scoville.pipeline") is None:
         # the foundation's pipeline is not in this build: write the raw files
         out.run_dir = _write_plain(out_dir, spec, records, windows, rows, notes, info)
         return out
     from scoville.pipeline import finish_run  # type: ignore[import-not-found, unused-ignore]
 
-    result = finish_run(
-        bspec, records, windows, out_dir, {**info, "agentic": spec.to_dict()}, notes, extra
-    )
-    out.run_dir = result.run_dir
+    info["agentic"] = spec.to_dict()
+    out.run_dir = finish_run(bspec, records, windows, out_dir, info, notes, extra).run_dir
     if telemetry is not None:
-        (result.run_dir / "telemetry.json").write_text(json.dumps(telemetry.to_json_dict()))
-    (result.run_dir / "agentic.json").write_text(
+        (out.run_dir / "telemetry.json").write_text(json.dumps(telemetry.to_json_dict()))
+    (out.run_dir / "agentic.json").write_text(
         json.dumps({"spec": spec.to_dict(), "rows": rows, "notes": notes}, indent=1)
     )
     return out
@@ -308,61 +329,54 @@ def replay(
     out: Annotated[Path, typer.Option(help="Directory for run bundles.")] = Path("runs"),
 ) -> None:
     """Replay agentic sessions in lanes and report what agents feel."""
-    from rich.console import Console
-    from rich.table import Table
-
-    ov: dict[str, Any] = {}
-    for key, val in (
-        ("schedule", schedule),
-        ("source.time_scale", time_scale),
-        ("target.url", target),
-        ("window_s", window_s),
-        ("seed", seed),
-        ("context.scale_factor", scale),
-        ("source.max_sessions", max_sessions),
-        ("context.max_request_tokens", max_request_tokens),
-        ("context.target_window_tokens", window_tokens),
-    ):
-        if val is not None:
-            ov[key] = val
+    flags = {
+        "schedule": schedule,
+        "source.time_scale": time_scale,
+        "target.url": target,
+        "window_s": window_s,
+        "seed": seed,
+        "context.scale_factor": scale,
+        "source.max_sessions": max_sessions,
+        "context.max_request_tokens": max_request_tokens,
+        "context.target_window_tokens": window_tokens,
+        "assistant_turns": "live" if live else None,
+        "cache_bust": False if no_cache_bust else None,
+    }
+    ov: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
     if lanes:
         try:
             ov["lanes"] = [int(x) for x in lanes.split(",") if x.strip()]
         except ValueError:
             raise SpecError(f"--lanes takes integers separated by commas, got '{lanes}'.") from None
-    if live:
-        ov["assistant_turns"] = "live"
-    if no_cache_bust:
-        ov["cache_bust"] = False
     spec = build_spec(trace, spec_file, ov)
-    res = run_replay(spec, out)
+    print_outcome(spec, run_replay(spec, out))
+
+
+COLUMNS = (  # (header, row field, unit)
+    ("lanes", "lanes", ""),
+    ("req/s", "req_per_s", ""),
+    ("out tok/s/acc", "output_tput_per_accelerator", ""),
+    ("intvty p90-ITL", "intvty_agentx", ""),
+    ("TTFT hit", "median_ttft_hit", " s"),
+    ("TTFT miss", "median_ttft_miss", " s"),
+    ("cache meas.", "cache_hit_rate_measured", ""),
+    ("cache theo.", "cache_hit_rate_theoretical", ""),
+)
+
+
+def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     con = Console()
     for n in res.notes:
         con.print(f"[dim]{n}[/dim]")
     table = Table(title=f"agentic replay: {spec.name}")
-    for col in (
-        "lanes",
-        "req/s",
-        "out tok/s/acc",
-        "intvty p90-ITL",
-        "TTFT hit",
-        "TTFT miss",
-        "cache meas.",
-        "cache theo.",
-        "valid",
-    ):
-        table.add_column(col)
+    for header, _, _ in COLUMNS:
+        table.add_column(header)
+    table.add_column("valid")
     for r in res.rows:
-        table.add_row(
-            _fmt(r["lanes"]),
-            _fmt(r["req_per_s"]),
-            _fmt(r["output_tput_per_accelerator"]),
-            _fmt(r["intvty_agentx"]),
-            _fmt(r["median_ttft_hit"], " s"),
-            _fmt(r["median_ttft_miss"], " s"),
-            _fmt(r["cache_hit_rate_measured"]),
-            _fmt(r["cache_hit_rate_theoretical"]),
-            "yes" if r["valid"] else ("diagnostic" if r["diagnostic"] else "no"),
-        )
+        verdict = "yes" if r["valid"] else ("diagnostic" if r["diagnostic"] else "no")
+        table.add_row(*(_fmt(r[field], unit) for _, field, unit in COLUMNS), verdict)
     con.print(table)
     con.print(f"bundle: {res.run_dir}")

@@ -87,6 +87,37 @@ def load_sessions(src: SourceSpec, seed: int) -> list[Session]:
     return sessions[: src.max_sessions] if src.max_sessions else sessions
 
 
+def _drop_oversized(sessions: list[Session], cap: int, notes: list[str]) -> list[Session]:
+    kept = [s for s in sessions if s.max_context_tokens() <= cap]
+    notes.append(
+        f"{len(sessions) - len(kept)} of {len(sessions)} sessions dropped: a request over "
+        f"{cap} tokens (input + output)"
+    )
+    if not kept:
+        raise DataError(
+            f"Every session has a request over {cap} tokens; raise "
+            "context.max_request_tokens or scale contexts instead."
+        )
+    return kept
+
+
+def _scale_all(
+    sessions: list[Session], factor: float, scale_outputs: bool, notes: list[str]
+) -> tuple[list[Session], float]:
+    n_blocks = len(
+        {(s.namespace, h) for s in sessions for _, _, t in s.turns() for h in t.hash_ids}
+    )
+    floor = min_block_tokens(n_blocks)
+    scaled = [scale_session(s, factor, floor, scale_outputs) for s in sessions]
+    applied = min(f for _, f in scaled)
+    notes.append(
+        f"contexts scaled by {applied:.4g} (asked {factor:.4g}; blocks keep their hashes, "
+        f"block size >= {floor} tokens); outputs "
+        f"{'scaled too' if scale_outputs else 'at recorded length'}"
+    )
+    return [s for s, _ in scaled], applied
+
+
 def build_workload(spec: AgenticSpec, window_tokens: int | None = None) -> AgenticWorkload:
     """Sessions ready to replay. `window_tokens` is the target's context window when known
     (used only when the spec gives no scale factor but no `target_window_tokens` either)."""
@@ -97,19 +128,8 @@ def build_workload(spec: AgenticSpec, window_tokens: int | None = None) -> Agent
         f"theoretical prefix-cache hit rate of the trace (unlimited cache, recorded order): "
         f"{tally.token_hit_rate:.1%} of input tokens, {tally.block_hit_rate:.1%} of blocks"
     )
-    cap = spec.context.max_request_tokens
-    if cap is not None:
-        kept = [s for s in sessions if s.max_context_tokens() <= cap]
-        notes.append(
-            f"{len(sessions) - len(kept)} of {len(sessions)} sessions dropped: a request over "
-            f"{cap} tokens (input + output)"
-        )
-        if not kept:
-            raise DataError(
-                f"Every session has a request over {cap} tokens; raise "
-                "context.max_request_tokens or scale contexts instead."
-            )
-        sessions = kept
+    if spec.context.max_request_tokens is not None:
+        sessions = _drop_oversized(sessions, spec.context.max_request_tokens, notes)
     sessions = [cap_think_times(s, spec.idle_gap_cap_s) for s in sessions]
     if spec.idle_gap_cap_s is not None:
         notes.append(f"think/tool delays capped at {spec.idle_gap_cap_s:g} s")
@@ -117,18 +137,7 @@ def build_workload(spec: AgenticSpec, window_tokens: int | None = None) -> Agent
     factor = spec.context.scale_factor or (fit_factor(sessions, window) if window else 1.0)
     applied = 1.0
     if factor < 1.0:
-        n_blocks = len(
-            {(s.namespace, h) for s in sessions for _, _, t in s.turns() for h in t.hash_ids}
-        )
-        floor = min_block_tokens(n_blocks)
-        scaled = [scale_session(s, factor, floor, spec.context.scale_outputs) for s in sessions]
-        sessions = [s for s, _ in scaled]
-        applied = min(f for _, f in scaled)
-        notes.append(
-            f"contexts scaled by {applied:.4g} (asked {factor:.4g}; blocks keep their hashes, "
-            f"block size >= {floor} tokens); outputs "
-            f"{'scaled too' if spec.context.scale_outputs else 'at recorded length'}"
-        )
+        sessions, applied = _scale_all(sessions, factor, spec.context.scale_outputs, notes)
     if window:
         over = sum(
             1
