@@ -59,6 +59,5 @@ def test_cache_hit_turns_are_faster_on_llama_cpp(tmp_path: Path) -> None:
     # llama.cpp processes (oversubscribed threads) can slow even a tiny prefill to seconds
     assert row["median_ttft_hit"] < 0.8 * row["median_ttft_miss"]
     # one lane, one slot: the server keeps the play's prefix, as an unlimited cache would
-    # (llama.cpp may also reuse the few leading marker words shared by all plays)
     theo = row["cache_hit_rate_theoretical"]
     assert theo - 0.05 < row["cache_hit_rate_measured"] < theo + 0.05

@@ -116,3 +116,13 @@ class _CharTokenizer:
 def test_a_tokenizer_that_cannot_be_exact_is_refused() -> None:
     with pytest.raises(TokenizerError, match="cannot be made exact"):
         WordVocab.for_tokenizer(_CharTokenizer())
+
+
+def test_consecutive_plays_differ_from_the_first_word() -> None:
+    s = _session("ns", [(40, (1, 2))])
+    book = PromptBook(_vocab(), [s])
+    nonce = 12345 << 32
+    firsts = {book.marker_word_ids(nonce | play)[0] for play in range(50)}
+    assert len(firsts) > 40  # 50 plays: almost all start with a different word
+    markers = {tuple(book.marker_word_ids(nonce | play).tolist()) for play in range(2000)}
+    assert len(markers) == 2000

@@ -127,7 +127,11 @@ class PromptBook:
         return ids.reshape(-1)
 
     def marker_word_ids(self, value: int) -> npt.NDArray[np.int64]:
-        return np.array(_digits(value, self.vocab.size, self.marker_width), dtype=np.int64)
+        """The marker of a 64-bit value. The value is first multiplied by an odd constant modulo
+        2**64 (a bijection, so markers stay distinct) so that consecutive plays differ from their
+        first word on: a server never reuses a cached marker prefix across plays."""
+        mixed = (value * 0x9E3779B97F4A7C15) % 2**MARKER_BITS
+        return np.array(_digits(mixed, self.vocab.size, self.marker_width), dtype=np.int64)
 
     def turn_word_ids(
         self, session: Session, turn: Turn, marker: int | None, tail_key: str
