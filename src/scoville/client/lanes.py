@@ -1,0 +1,377 @@
+"""The lane driver: closed-loop replay of agentic session trees through a `Server`.
+
+Concurrency counts live session trees ("lanes"), not HTTP requests: a lane runs one play of a
+session (root chain plus sub-agents, which fan out and join) and takes the next session only
+when the whole tree has drained. Think times, spawn delays and the window all go through the
+`Clock`. Each lane's first play starts at a seeded point into its session, after primer requests
+(max_tokens=1, phase="primer") that put the prefix in the server's cache. No request starts
+after the window closes; requests in flight then drain and count. One record per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from scoville.client.seam import Api, Clock, Exchange, GenerateRequest, Server
+from scoville.records.model import ErrorKind, Phase, PointWindow, RequestRecord
+from scoville.spec.agentic import ValiditySpec
+from scoville.workload.agentic.cache import PrefixTracker
+from scoville.workload.agentic.prompts import PromptBook, prefix_keys
+from scoville.workload.agentic.session import Agent, Session
+from scoville.workload.agentic.validity import Verdict, judge
+from scoville.workload.tokenizers import Tokenizer
+
+
+class Sink(Protocol):
+    """What the driver writes to (`RecordSink`, `MemorySink`, or anything alike)."""
+
+    def write(self, record: RequestRecord) -> None: ...  # pragma: no cover
+
+    def write_window(self, window: PointWindow) -> None: ...  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class LaneConfig:
+    lanes: int
+    window_s: float
+    point_id: str = ""
+    api: Api = "completions"
+    start_min_ratio: float = 0.25
+    start_max_ratio: float = 0.75
+    primers: bool = True
+    cache_bust: bool = True
+    live: bool = False  # thread the model's output into the agent's next prompt
+    seed: int = 0
+    run_nonce: int = 0  # 32 bits written into every marker: plays of two runs never collide
+    ignore_eos: bool = True
+    validity: ValiditySpec = field(default_factory=ValiditySpec)
+
+    @property
+    def pid(self) -> str:
+        return self.point_id or f"lanes{self.lanes}"
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """One replay of a session on a lane. `marker` is the cache-bust value (None = off)."""
+
+    session: Session
+    index: int
+    lane: int
+    start_turn: int
+    marker: int | None
+
+
+@dataclass
+class LaneStats:
+    in_flight: int = 0
+    max_in_flight: int = 0
+    plays_started: int = 0
+    plays_finished: int = 0
+    primers: int = 0
+    measured: int = 0
+    failed: int = 0
+    overflow: int = 0
+    last_end_ns: int = 0
+
+
+@dataclass(frozen=True)
+class LaneResult:
+    window: PointWindow
+    stats: LaneStats
+    verdict: Verdict
+
+
+@dataclass
+class _Tree:
+    """A play in progress: its tasks (so the lane can wait for the whole tree) and, in live
+    mode, each agent's last prompt and output."""
+
+    play: Play
+    sent: int = 0
+    tasks: list[asyncio.Task[int]] = field(default_factory=list)
+    live: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+
+
+def to_record(
+    ex: Exchange,
+    req: GenerateRequest,
+    point_id: str,
+    phase: Phase,
+    scheduled_ns: int | None,
+    tags: dict[str, Any],
+    tokenizer: Tokenizer | None,
+) -> RequestRecord:
+    """The facts of one exchange. Frames count one token each unless the server says otherwise
+    (`chunk_tokens`) or usage disagrees and a tokenizer is at hand."""
+    n = len(ex.chunk_ns)
+    if ex.chunk_tokens is not None:
+        counts, source = list(ex.chunk_tokens), "usage"
+    elif ex.completion_tokens is not None and ex.completion_tokens != n and tokenizer is not None:
+        counts, source = [max(1, len(tokenizer.encode(t))) for t in ex.chunk_text], "usage"
+    else:
+        counts, source = [1] * n, "usage" if ex.completion_tokens is not None else "local"
+    return RequestRecord(
+        request_id=req.request_id,
+        point_id=point_id,
+        phase=phase,
+        start_ns=ex.start_ns,
+        end_ns=ex.end_ns,
+        chunk_ns=tuple(ex.chunk_ns),
+        chunk_tokens=tuple(counts),
+        input_tokens=ex.prompt_tokens if ex.prompt_tokens is not None else req.input_tokens,
+        output_tokens=ex.completion_tokens if ex.completion_tokens is not None else sum(counts),
+        expected_input_tokens=req.input_tokens,
+        expected_output_tokens=req.max_tokens,
+        cached_tokens=ex.cached_tokens,
+        token_source=source,  # type: ignore[arg-type]
+        scheduled_ns=scheduled_ns,
+        error=ex.error,
+        error_detail=ex.error_detail,
+        http_status=ex.http_status,
+        finish_reason=ex.finish_reason,
+        tags=tags,
+    )
+
+
+class LaneDriver:
+    """Replays `sessions` on `cfg.lanes` lanes for one point. Sessions are taken in a seeded
+    order, cycling; every take is a new play with a fresh marker."""
+
+    def __init__(
+        self,
+        sessions: Sequence[Session],
+        book: PromptBook,
+        server: Server,
+        clock: Clock,
+        sink: Sink,
+        cfg: LaneConfig,
+        tokenizer: Tokenizer | None = None,
+    ) -> None:
+        if not sessions:
+            raise ValueError("no sessions to replay")
+        self.sessions, self.book, self.server, self.clock = sessions, book, server, clock
+        self.sink, self.cfg, self.tokenizer = sink, cfg, tokenizer
+        self.stats = LaneStats()
+        self.tracker = PrefixTracker()
+        self._order = np.random.default_rng([cfg.seed, 0]).permutation(len(sessions)).tolist()
+        self._taken = 0
+        self._window_end_ns = 0
+
+    def _next_play(self, lane: int, initial: bool) -> Play:
+        s = self.sessions[self._order[self._taken % len(self._order)]]
+        index = self._taken
+        self._taken += 1
+        start = 0
+        if initial:
+            r = np.random.default_rng([self.cfg.seed, lane, 1]).uniform(
+                self.cfg.start_min_ratio, self.cfg.start_max_ratio
+            )
+            start = min(len(s.root.turns) - 1, int(r * len(s.root.turns)))
+        marker = (self.cfg.run_nonce % 2**32) << 32 | index if self.cfg.cache_bust else None
+        return Play(s, index, lane, start, marker)
+
+    async def run(self) -> LaneResult:
+        plays = [self._next_play(lane, initial=True) for lane in range(self.cfg.lanes)]
+        if self.cfg.primers:
+            await asyncio.gather(*(self._primer(p) for p in plays if p.start_turn > 0))
+        start_ns = self.clock.now_ns()
+        self._window_end_ns = start_ns + int(self.cfg.window_s * 1e9)
+        await asyncio.gather(*(self._lane(p) for p in plays))
+        return self._finish(start_ns, "lanes", float(self.cfg.lanes))
+
+    async def run_timestamps(self) -> LaneResult:
+        """Open loop: every turn of every session at its recorded `t_s`, in recorded order,
+        regardless of dependencies; each session is one play without a marker. The window
+        closes `window_s` after the first send; later requests are not sent."""
+        trees = {id(s): _Tree(Play(s, k, 0, 0, None)) for k, s in enumerate(self.sessions)}
+        items = sorted(
+            ((t.t_s, k, s, a, i) for k, s in enumerate(self.sessions) for a, i, t in s.turns()),
+            key=lambda x: (x[0], x[1]),
+        )
+        t0_s = items[0][0]
+        tasks: list[asyncio.Task[Exchange]] = []
+        req = self._request(trees[id(items[0][2])], items[0][3], items[0][4], "measure")
+        start_ns = self.clock.now_ns()
+        self._window_end_ns = start_ns + int(self.cfg.window_s * 1e9)
+        for j, (t_s, _, s, a, i) in enumerate(items):
+            at = start_ns + int((t_s - t0_s) * 1e9)
+            if at >= self._window_end_ns:
+                break
+            if j > 0:  # built before its time comes
+                req = self._request(trees[id(s)], a, i, "measure")
+            await self.clock.sleep_until_ns(at)
+            tasks.append(asyncio.ensure_future(self._send(trees[id(s)], a, i, "measure", at, req)))
+            await asyncio.sleep(0)  # let it leave now, before the next one is built
+        await asyncio.gather(*tasks)
+        return self._finish(start_ns, "rate", len(tasks) / self.cfg.window_s)
+
+    def _finish(self, start_ns: int, mode: Literal["lanes", "rate"], level: float) -> LaneResult:
+        now = self.clock.now_ns()
+        end_ns = max(self.stats.last_end_ns, min(now, self._window_end_ns))
+        verdict = judge(
+            self.cfg.validity,
+            self.cfg.window_s,
+            self.stats.measured,
+            self.stats.failed,
+            self.stats.overflow,
+        )
+        window = PointWindow(
+            point_id=self.cfg.pid,
+            start_ns=start_ns,
+            end_ns=end_ns,
+            mode=mode,
+            level=level,
+            sent=self.stats.measured,
+            diagnostic=verdict.diagnostic,
+            notes=verdict.notes,
+        )
+        self.sink.write_window(window)
+        return LaneResult(window, self.stats, verdict)
+
+    async def _primer(self, play: Play) -> None:
+        tree = _Tree(play)
+        self.stats.primers += 1
+        await self._send(tree, play.session.root, play.start_turn - 1, "primer", None)
+
+    async def _lane(self, play: Play) -> None:
+        while True:
+            t0 = self.clock.now_ns()
+            self.stats.plays_started += 1
+            sent = await self._play(play)
+            self.stats.plays_finished += 1
+            now = self.clock.now_ns()
+            if now >= self._window_end_ns or sent == 0:  # sent == 0: its first turn is too late
+                return
+            if now == t0:
+                raise RuntimeError(
+                    "a whole play took no time on the clock (zero latency and zero think "
+                    "time): the window would never close"
+                )
+            play = self._next_play(play.lane, initial=False)
+
+    async def _play(self, play: Play) -> int:
+        """Run a play until its whole tree has drained; returns the requests it sent."""
+        tree = _Tree(play)
+        await self._agent(tree, play.session.root, play.start_turn, self.clock.now_ns())
+        while not all(t.done() for t in tree.tasks):  # background agents may spawn more
+            await asyncio.gather(*tree.tasks)
+        return tree.sent
+
+    async def _agent(self, tree: _Tree, agent: Agent, first: int, spawned_ns: int) -> int:
+        """Run turns `first..` of `agent`; returns when its last turn ended (clock ns)."""
+        children = tree.play.session.children_of(agent.agent_id)
+        mine: dict[str, asyncio.Task[int]] = {}
+
+        def spawn(after: int, at_ns: int) -> None:
+            for c in children:
+                if c.spawn_after == after:
+                    task = asyncio.ensure_future(self._agent(tree, c, 0, at_ns))
+                    mine[c.agent_id] = task
+                    tree.tasks.append(task)
+
+        if first == 0:
+            spawn(-1, spawned_ns)
+        else:  # started mid-session: sub-agents live at the start point run from their turn 0
+            for c in children:
+                if c.spawn_after < first and (c.join_before is None or c.join_before >= first):
+                    task = asyncio.ensure_future(self._agent(tree, c, 0, spawned_ns))
+                    mine[c.agent_id] = task
+                    tree.tasks.append(task)
+        prev_end = spawned_ns
+        for i in range(first, len(agent.turns)):
+            joins = [
+                mine[c.agent_id] for c in children if c.join_before == i and c.agent_id in mine
+            ]
+            join_ns = max(await asyncio.gather(*joins), default=0)
+            ready = max(prev_end + int(agent.turns[i].think_s * 1e9), join_ns)
+            if ready >= self._window_end_ns:
+                break
+            req = self._request(tree, agent, i, "measure")  # built before its time comes
+            await self.clock.sleep_until_ns(ready)
+            ex = await self._send(tree, agent, i, "measure", ready, req)
+            prev_end = max(ex.end_ns, ready)
+            spawn(i, prev_end)
+        return prev_end
+
+    def _text(self, tree: _Tree, agent: Agent, i: int) -> str:
+        s, turn = tree.play.session, agent.turns[i]
+        key = f"{s.session_id}/{agent.agent_id}/{i}"
+        if not self.cfg.live or agent.agent_id not in tree.live:
+            return self.book.turn_text(s, turn, tree.play.marker, key)
+        prompt, output, prev_n = tree.live[agent.agent_id]
+        ids = self.book.turn_word_ids(s, turn, tree.play.marker, key)
+        return prompt + output + self.book.text(ids[prev_n:])
+
+    def _request(self, tree: _Tree, agent: Agent, i: int, phase: Phase) -> GenerateRequest:
+        play, turn = tree.play, agent.turns[i]
+        text = self._text(tree, agent, i)
+        rid = f"{self.cfg.pid}-p{play.index}-{agent.agent_id}-t{i}"
+        return GenerateRequest(
+            request_id=rid + ("-primer" if phase == "primer" else ""),
+            api=self.cfg.api,
+            input_tokens=turn.input_tokens,
+            max_tokens=1 if phase == "primer" else turn.output_tokens,
+            prompt=text if self.cfg.api == "completions" else None,
+            messages=None
+            if self.cfg.api == "completions"
+            else ({"role": "user", "content": text},),
+            ignore_eos=self.cfg.ignore_eos,
+            prefix_hashes=prefix_keys(play.session, turn, play.marker),
+            block_size_tokens=play.session.block_size_tokens,
+        )
+
+    def _tags(self, tree: _Tree, agent: Agent, i: int, req: GenerateRequest) -> dict[str, Any]:
+        play, turn = tree.play, agent.turns[i]
+        expected = self.tracker.observe(
+            req.prefix_hashes, turn.input_tokens, play.session.block_size_tokens
+        )
+        return {
+            "session": play.session.session_id,
+            "play": play.index,
+            "lane": play.lane,
+            "agent": agent.agent_id,
+            "parent": agent.parent_id,
+            "turn": i,
+            "depth": agent.agent_id.count("/"),
+            "think_s": turn.think_s,
+            "expected_cached_tokens": expected,
+            "cache_hit_expected": expected > 0,
+            "live": self.cfg.live,
+        }
+
+    async def _send(
+        self,
+        tree: _Tree,
+        agent: Agent,
+        i: int,
+        phase: Phase,
+        scheduled_ns: int | None,
+        req: GenerateRequest | None = None,
+    ) -> Exchange:
+        req = req or self._request(tree, agent, i, phase)
+        tags = self._tags(tree, agent, i, req)
+        st = self.stats
+        st.in_flight += 1
+        st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        try:
+            ex = await self.server.generate(req)
+        finally:
+            st.in_flight -= 1
+        self.sink.write(to_record(ex, req, self.cfg.pid, phase, scheduled_ns, tags, self.tokenizer))
+        if phase == "measure":
+            tree.sent += 1
+            st.measured += 1
+            st.failed += ex.error is not None
+            st.overflow += ex.error == ErrorKind.CONTEXT_OVERFLOW
+            st.last_end_ns = max(st.last_end_ns, ex.end_ns)
+        if self.cfg.live and phase == "measure":
+            prompt = req.prompt if req.prompt is not None else (req.messages or ({},))[0]["content"]
+            nominal = agent.turns[i].input_tokens + agent.turns[i].output_tokens
+            tree.live[agent.agent_id] = (prompt, "".join(ex.chunk_text), nominal)
+        return ex
