@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from scoville.commands import agentic as agentic_commands
 from scoville.commands import analysis as analysis_commands
 from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
@@ -22,7 +23,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions
                   help="scoville: measure LLM inference servers and audit the claims made "
                        "about them.")
 # Each area's commands live in scoville/commands/<area>.py and are mounted at top level.
-for _area_app in (analysis_commands.app, telemetry_commands.app, twin_commands.app):
+for _area_app in (analysis_commands.app, telemetry_commands.app, twin_commands.app,
+                  agentic_commands.app):
     app.add_typer(_area_app)
 console = Console()
 err_console = Console(stderr=True)

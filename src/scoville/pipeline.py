@@ -267,10 +267,12 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
 
 def finish_run(spec: BenchmarkSpec, records: Sequence[RequestRecord],
                windows: Sequence[PointWindow], out_dir: Path, target_info: dict[str, Any],
-               notes: Sequence[str] = (), extra: dict[str, Any] | None = None) -> RunResult:
+               notes: Sequence[str] = (), extra: dict[str, Any] | None = None,
+               telemetry: TelemetryResult | None = None) -> RunResult:
     """Write a bundle for records made elsewhere (the twin's fast path, agentic replay).
 
-    `extra` maps point_id -> fields added to that point's summary row."""
+    `extra` maps point_id -> fields added to that point's summary row; `telemetry` adds
+    telemetry.json, the telemetry columns and the server timeline."""
     run_dir = new_run_dir(out_dir, spec)
     write_spec(run_dir, spec)
     started = datetime.now(UTC).isoformat()
@@ -281,7 +283,9 @@ def finish_run(spec: BenchmarkSpec, records: Sequence[RequestRecord],
             sink.write_window(w)
     write_manifest(run_dir, target_info, started)
     model = str(target_info.get("model", spec.target.model or "unknown"))
-    return summarize_run(run_dir, spec, records, windows, model, list(notes), extra)
+    return summarize_run(run_dir, spec, records, windows, model, list(notes), extra,
+                         telemetry=telemetry,
+                         label_defaults=target_info.get("label_defaults"))
 
 
 def write_report(run_dirs: Sequence[Path], out_path: Path, title: str | None = None) -> Path:
