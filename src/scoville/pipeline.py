@@ -64,11 +64,11 @@ def labels_of(spec: BenchmarkSpec, model: str,
     return labels
 
 
-def with_target_accelerators(spec: BenchmarkSpec, target: Target,
+def with_target_accelerators(spec: BenchmarkSpec, target_info: dict[str, Any],
                              notes: list[str]) -> BenchmarkSpec:
     """A spec whose accelerators are left at the default takes the target's own (the twin
     knows it serves with TP=8 on H200s); a spec that declares them keeps its declaration."""
-    acc = target.info.get("accelerator_defaults")
+    acc = target_info.get("accelerator_defaults")
     if not acc or spec.accelerators != AcceleratorSpec():
         return spec
     update = {k: v for k, v in acc.items() if v is not None}
@@ -225,7 +225,7 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
     defaults = target.info.get("label_defaults")
     if defaults:
         notes.append(f"labels from the target: {defaults}")
-    spec = with_target_accelerators(spec, target, notes)
+    spec = with_target_accelerators(spec, target.info, notes)
     extra = target.point_extras(windows) if target.point_extras else None
     env = load_envelope(envelope) if envelope is not None else None
     if env is not None:
@@ -283,7 +283,9 @@ def finish_run(spec: BenchmarkSpec, records: Sequence[RequestRecord],
             sink.write_window(w)
     write_manifest(run_dir, target_info, started)
     model = str(target_info.get("model", spec.target.model or "unknown"))
-    return summarize_run(run_dir, spec, records, windows, model, list(notes), extra,
+    notes = list(notes)
+    spec = with_target_accelerators(spec, target_info, notes)
+    return summarize_run(run_dir, spec, records, windows, model, notes, extra,
                          telemetry=telemetry,
                          label_defaults=target_info.get("label_defaults"))
 

@@ -12,9 +12,9 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 from agentic_fakes import FakeAgentServer
 
 from scoville.client.seam import MonotonicClock
-from scoville.commands.agentic import build_spec, run_replay
 from scoville.errors import DataError, SpecError
 from scoville.records.sink import read_records
+from scoville.replay import build_spec, run_replay
 from scoville.spec.model import BenchmarkSpec
 from scoville.targets.base import Target
 from scoville.workload.tokenizers import TiktokenTokenizer

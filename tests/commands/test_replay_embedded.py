@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scoville.commands.agentic import build_spec, run_replay
+from scoville.replay import build_spec, run_replay
 
 pytestmark = pytest.mark.embedded
 

@@ -107,6 +107,39 @@ def _timeline(run: dict[str, Any]) -> str:
                  width=900, height=300)
 
 
+_AGENTIC_COLS = (("lanes", "lanes", 1.0, 0), ("req_per_s", "req/s", 1.0, 3),
+                 ("output_tput_per_accelerator", "out tok/s/accel", 1.0, 1),
+                 ("intvty_agentx", "intvty (1/p90 ITL) tok/s", 1.0, 1),
+                 ("median_ttft_hit", "TTFT hit p50 ms", 1e3, 1),
+                 ("median_ttft_miss", "TTFT miss p50 ms", 1e3, 1),
+                 ("p99_ttft", "TTFT p99 ms", 1e3, 1),
+                 ("p90_session_makespan", "session p90 s", 1.0, 1),
+                 ("cache_hit_rate_measured", "cache hit measured", 1.0, 3),
+                 ("cache_hit_rate_theoretical", "cache hit theoretical", 1.0, 3),
+                 ("overflow_share", "overflow share", 1.0, 3))
+
+
+def _agentic(run: dict[str, Any]) -> str:
+    """Agentic replay: throughput against p90-ITL interactivity per lane count, and the
+    cache and session figures agents feel."""
+    rows = [p for p in run["summary"]["points"] if p.get("lanes") is not None]
+    if not rows:
+        return ""
+    pts = [(p["intvty_agentx"], p["output_tput_per_accelerator"], f"{p['lanes']} lanes")
+           for p in rows if p.get("intvty_agentx") and p.get("output_tput_per_accelerator")]
+    front = pareto((FrontierPoint(x, y, lab) for x, y, lab in pts), "higher")
+    svg = chart("Agentic replay: throughput vs interactivity", "interactivity (1/p90 ITL, tok/s)",
+                "output tok/s/accelerator",
+                [Series(_run_label(run), pts, [(f.x, f.y) for f in front])])
+    head = "".join(f"<th>{escape(h)}</th>" for _, h, _, _ in _AGENTIC_COLS) + "<th>valid</th>"
+    body = ""
+    for p in rows:
+        cells = "".join(f"<td>{_num(p.get(k), s, d)}</td>" for k, _, s, d in _AGENTIC_COLS)
+        ok = "yes" if p.get("agentic_valid") else "NO"
+        body += f"<tr>{cells}<td>{ok}</td></tr>"
+    return f"<div class='charts'>{svg}</div><table><tr>{head}</tr>{body}</table>"
+
+
 def render(runs: Sequence[dict[str, Any]], title: str = "scoville report",
            extra_sections: Sequence[tuple[str, str]] = ()) -> str:
     """HTML for one or more runs. Each run is {"summary", "spec", "manifest"} as on disk.
@@ -138,6 +171,7 @@ def render(runs: Sequence[dict[str, Any]], title: str = "scoville report",
                     f"spec hash <code>{escape(str(s.get('spec_hash')))}</code>.</p>")
         body.extend(f"<p class='note'>{escape(n)}</p>" for n in s.get("notes", []))
         body.append(_point_table(s["points"]))
+        body.append(_agentic(run))
         body.append(_timeline(run))
         body.append("<details><summary>Frozen spec</summary><pre>"
                     f"{escape(json.dumps(spec, indent=2))}</pre></details>")

@@ -22,6 +22,10 @@ Role = Literal["both", "prefill", "decode"]
 TokenCallback = Callable[[int, int], None]  # (t_ns, tokens)
 
 
+
+REJECT_BASE_NS = 2_000_000  # request parsing and validation before a 400 (2 ms)
+REJECT_NS_PER_TOKEN = 1_000  # prompt tokenization, about 1 M tokens/s
+
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
     """Scheduler limits (vLLM names and defaults where they exist)."""
@@ -140,7 +144,11 @@ class Replica:
         elif total + self._swa_charge(total) > self.kv_capacity:
             seq.error = "kv_capacity"
         if seq.error is not None:
-            self._finish(seq, t_ns)
+            # A real server tokenizes and validates before it rejects: a fixed cost plus about
+            # a microsecond per prompt token. (A zero-time rejection would also let a closed
+            # loop of doomed requests spin without the clock ever moving.)
+            reject_ns = REJECT_BASE_NS + REJECT_NS_PER_TOKEN * seq.prompt_tokens
+            self.kernel.schedule(t_ns + reject_ns, lambda t: self._finish(seq, t))
             return
         self.waiting.append(seq)
         if not self._busy:
