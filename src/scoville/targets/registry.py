@@ -27,7 +27,8 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
         server.stop()
         raise
     target.info["embedded"] = {"server": "llama.cpp (xllamacpp)", "slots": slots,
-                               "ctx_per_slot": ctx, "url": url}
+                               "ctx_per_slot": ctx, "url": url,
+                               "server_log": str(server.log_path)}
     # Facts the spec may leave "unknown": used as labels, and said so in the summary notes.
     target.info["label_defaults"] = {"precision": "Q4_1", "framework": "llama.cpp",
                                      "model": MODEL_ALIAS}
