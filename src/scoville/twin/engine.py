@@ -34,6 +34,9 @@ class EngineConfig:
     max_num_batched_tokens: int = 8192
     block_size_tokens: int = 16
     prefix_caching: bool = True
+    # Prefix-cache capacity in tokens: None = whatever KV memory is free (vLLM), -1 = never
+    # evicts (an unbounded cache tier, the bound a trace's theoretical hit rate assumes).
+    prefix_cache_tokens: int | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -192,7 +195,11 @@ class Replica:
             c = min(seq.ctx_target - seq.computed, budget)
             chunks.append((seq, c))
             budget -= c
-        self.prefix.shrink_to(self.kv_capacity - self.kv_used)
+        limit = cfg.prefix_cache_tokens
+        if limit is None:
+            self.prefix.shrink_to(self.kv_capacity - self.kv_used)
+        elif limit >= 0:
+            self.prefix.shrink_to(min(limit, self.kv_capacity - self.kv_used))
         return chunks, budget
 
     # -- stepping ------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ TWIN_OPTIONS: dict[str, str] = {
     "max_batched_tokens": "token budget per step, chunked prefill (default 8192)",
     "block_size": "KV block size in tokens (default 16)",
     "prefix_caching": "1 (default) or 0",
+    "prefix_cache": "prefix-cache capacity: kv (default, free KV memory), unlimited (never "
+    "evicts: the bound a trace's theoretical hit rate assumes) or a token count",
     "gpu_memory_utilization": "fraction of HBM for weights + KV (default 0.90)",
     "hbm_efficiency": "achievable fraction of HBM bandwidth (default 0.80)",
     "catalogue": "path to a user hardware/model YAML (may repeat)",
@@ -104,6 +106,7 @@ def parse_twin_url(url: str) -> TwinConfig:
         max_num_batched_tokens=_int(opts, "max_batched_tokens", 8192),
         block_size_tokens=_int(opts, "block_size", 16),
         prefix_caching=_choice(opts, "prefix_caching", ("0", "1"), "1") == "1",
+        prefix_cache_tokens=_prefix_cache(opts.get("prefix_cache", "kv")),
     )
     eff = replace(
         Efficiency(),
@@ -121,6 +124,16 @@ def parse_twin_url(url: str) -> TwinConfig:
         disagg=_disagg(opts),
         labels={"url": url},
     )
+
+
+def _prefix_cache(raw: str) -> int | None:
+    if raw == "kv":
+        return None
+    if raw == "unlimited":
+        return -1
+    if raw.isdigit():
+        return int(raw)
+    raise _bad(f"Option prefix_cache={raw!r}: use kv, unlimited or a token count.")
 
 
 def _disagg(opts: dict[str, str]) -> DisaggConfig | None:
