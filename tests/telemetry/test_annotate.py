@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+import scoville.telemetry.annotate as annotate
+import scoville.telemetry.calibrate as calibrate
+import scoville.telemetry.workers as workers
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.telemetry.integrity import ClientSeries
 from scoville.telemetry.series import DeviceInfo, DeviceSeries, PowerReading, PowerSeries
 from scoville.telemetry.session import TelemetryResult
-
-annotate = pytest.importorskip("scoville.telemetry.annotate", reason="needs the driver (main)")
-calibrate = pytest.importorskip("scoville.telemetry.calibrate")
-workers = pytest.importorskip("scoville.telemetry.workers")
 
 S = 1_000_000_000
 

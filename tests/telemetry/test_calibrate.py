@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+import scoville.telemetry.calibrate as calibrate
 from scoville.records.model import PointWindow, RequestRecord
-
-calibrate = pytest.importorskip(
-    "scoville.telemetry.calibrate", reason="needs scoville.client.driver / openai_sse (main)"
-)
-from scoville.telemetry.emitter import make_app  # noqa: E402
+from scoville.telemetry.emitter import make_app
 
 Criteria, Envelope, LevelResult = calibrate.Criteria, calibrate.Envelope, calibrate.LevelResult
 MS = 1_000_000

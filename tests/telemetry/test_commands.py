@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from scoville.commands.telemetry import app
@@ -27,7 +26,6 @@ def test_calibrate_rejects_bad_levels() -> None:
 
 
 def test_calibrate_prints_and_writes_its_envelope(tmp_path: Path) -> None:
-    pytest.importorskip("scoville.client.driver", reason="needs the driver (main)")
     out = tmp_path / "cal.json"
     args = ["calibrate", "--levels", "1,2", "--tokens", "10", "--requests-per-stream", "1"]
     args += ["--itl-ms", "5", "--ttft-ms", "5", "--max-ts-err-ms", "50", "--out", str(out)]

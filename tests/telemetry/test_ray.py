@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'scoville[ray]')")
-pytest.importorskip("scoville.client.driver", reason="needs the driver (main)")
 
 from scoville.telemetry.ray_workers import rebase, shift_record
 from scoville.telemetry.workers import WorkerResult

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+import scoville.telemetry.scaleout as scaleout
 from scoville.errors import UserError
 
-scaleout = pytest.importorskip("scoville.telemetry.scaleout", reason="needs the driver (main)")
 WorkersSpec = scaleout.WorkersSpec
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+import scoville.client.driver as driver
+import scoville.telemetry.calibrate as calibrate
+import scoville.telemetry.workers as workers
 from scoville.client.seam import GenerateRequest, MonotonicClock
 from scoville.records.sink import MemorySink
 
-driver = pytest.importorskip("scoville.client.driver", reason="needs the driver (main)")
-workers = pytest.importorskip("scoville.telemetry.workers")
-calibrate = pytest.importorskip("scoville.telemetry.calibrate")
 PointPlan = driver.PointPlan
 
 

@@ -3,8 +3,6 @@ finish_run is absent; a clear message for bad input)."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 from typer.testing import CliRunner
 
@@ -67,18 +65,6 @@ def test_bad_input_raises_user_errors() -> None:
     assert isinstance(r.exception, UserError)
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("scoville.pipeline") is not None,
-    reason="the pipeline exists: the bundle is written instead",
-)
-def test_simulate_without_pipeline_says_so(tmp_path: object) -> None:
-    r = CliRunner().invoke(
-        app,
-        ["simulate", "--isl", "256", "--osl", "8", "--concurrency", "1", "--out", str(tmp_path)],
-    )
-    assert r.exit_code == 0 and "No bundle written" in r.output
-
-
 def test_twin_url_and_spec_describe_the_deployment() -> None:
     url = twin_url("GB200", "gpt-oss-120b", tp=2, replicas=2, disagg=None, catalogue=None)
     assert url == "twin:GB200/gpt-oss-120b?tp=2&replicas=2"
@@ -100,9 +86,6 @@ def test_twin_url_and_spec_describe_the_deployment() -> None:
     assert rows[0].tput_per_gpu == pytest.approx(4 * 528 / span_s / 4)
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("scoville.pipeline") is None, reason="needs the foundation's pipeline"
-)
 def test_simulate_writes_a_bundle_with_twin_fields(tmp_path: object) -> None:
     import json
     from pathlib import Path

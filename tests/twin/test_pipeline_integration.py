@@ -11,10 +11,6 @@ import pytest
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.simulate import simulate
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("scoville.pipeline") is None, reason="needs the pipeline"
-)
-
 
 def test_run_with_a_twin_target_matches_simulate(tmp_path: Path) -> None:
     from scoville.spec.model import BenchmarkSpec

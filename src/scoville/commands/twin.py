@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -13,6 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from scoville.errors import UserError
+
+if TYPE_CHECKING:
+    from scoville.twin.simulate import Simulation
 
 app = typer.Typer(add_completion=False)
 twin_app = typer.Typer(add_completion=False, help="The digital twin: serve it over HTTP.")
@@ -70,7 +73,7 @@ def simulate_cmd(
     import time
 
     from scoville.twin.frontier import frontier_rows
-    from scoville.twin.simulate import simulate, twin_url, write_bundle
+    from scoville.twin.simulate import simulate, twin_url
 
     url = twin_url(
         hardware,
@@ -124,13 +127,27 @@ def simulate_cmd(
     if no_bundle:
         return
     run_dir = write_bundle(sim, out)
-    if run_dir is None:
-        console.print(
-            "[yellow]No bundle written: this build has no scoville.pipeline.finish_run "
-            "yet (the table above is the whole prediction).[/yellow]"
-        )
-    else:
-        console.print(f"bundle: {run_dir}  (report: {run_dir / 'report.html'})")
+    console.print(f"bundle: {run_dir}  (report: {run_dir / 'report.html'})")
+
+
+def write_bundle(sim: Simulation, out_dir: Path) -> Path:
+    """Write a simulation's run bundle through `scoville.pipeline.finish_run`."""
+    from scoville.pipeline import finish_run
+    from scoville.spec.model import BenchmarkSpec
+    from scoville.twin.simulate import bundle_spec_dict
+    from scoville.twin.target import twin_info
+
+    spec = BenchmarkSpec.model_validate(bundle_spec_dict(sim))
+    records = [r for p in sim.points for r in p.records]
+    windows = [p.window for p in sim.points]
+    info = {"kind": "twin", "model": sim.cfg.model.name, "twin": twin_info(sim.cfg)}
+    extra = {p.window.point_id: dict(p.extras) for p in sim.points}
+    notes = [
+        "simulated by the scoville digital twin (fast path, virtual time)",
+        f"twin {sim.url}",
+    ]
+    result = finish_run(spec, records, windows, out_dir, info, notes=notes, extra=extra)
+    return Path(result.run_dir)
 
 
 @twin_app.command("serve")

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.fast import PointResult, sweep
-from scoville.twin.target import parse_twin_url, twin_info, twin_labels
+from scoville.twin.target import parse_twin_url, twin_labels
 
 
 def twin_url(hardware: str, model: str, **opts: Any) -> str:
@@ -93,23 +92,3 @@ def bundle_spec_dict(sim: Simulation) -> dict[str, Any]:
         },
     }
 
-
-def write_bundle(sim: Simulation, out_dir: Path) -> Path | None:
-    """Write the run bundle through `scoville.pipeline.finish_run`; None if it is missing."""
-    try:
-        from scoville.pipeline import finish_run
-    except ImportError:
-        return None
-    from scoville.spec.model import BenchmarkSpec
-
-    spec = BenchmarkSpec.model_validate(bundle_spec_dict(sim))
-    records = [r for p in sim.points for r in p.records]
-    windows = [p.window for p in sim.points]
-    info = {"kind": "twin", "model": sim.cfg.model.name, "twin": twin_info(sim.cfg)}
-    extra = {p.window.point_id: dict(p.extras) for p in sim.points}
-    notes = [
-        "simulated by the scoville digital twin (fast path, virtual time)",
-        f"twin {sim.url}",
-    ]
-    result = finish_run(spec, records, windows, out_dir, info, notes=notes, extra=extra)
-    return Path(result.run_dir)
