@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from scoville.client.seam import Clock, Exchange, GenerateRequest, Server
 from scoville.records.model import Phase, PointWindow, RequestRecord
@@ -65,8 +65,8 @@ def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[
 
 def to_record(ex: Exchange, req: GenerateRequest, point_id: str, phase: Phase,
               tokenizer: Tokenizer | None, scheduled_ns: int | None = None,
-              worker: str = "0") -> RequestRecord:
-    """The facts of one exchange as a `RequestRecord`."""
+              worker: str = "0", tags: dict[str, Any] | None = None) -> RequestRecord:
+    """The facts of one exchange as a `RequestRecord` (`tags`: session/turn labels)."""
     chunk_tokens, source = count_chunk_tokens(ex, tokenizer)
     out = ex.completion_tokens if ex.completion_tokens is not None else sum(chunk_tokens)
     return RequestRecord(
@@ -79,6 +79,7 @@ def to_record(ex: Exchange, req: GenerateRequest, point_id: str, phase: Phase,
         token_source=source,  # type: ignore[arg-type]
         scheduled_ns=scheduled_ns, error=ex.error, error_detail=ex.error_detail,
         http_status=ex.http_status, finish_reason=ex.finish_reason, worker=worker,
+        tags=tags or {},
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from scoville.client.driver import to_record
 from scoville.client.seam import Api, Clock, Exchange, GenerateRequest, Server
 from scoville.records.model import ErrorKind, Phase, PointWindow, RequestRecord
 from scoville.spec.agentic import ValiditySpec
@@ -96,47 +97,6 @@ class _Tree:
     sent: int = 0
     tasks: list[asyncio.Task[int]] = field(default_factory=list)
     live: dict[str, tuple[str, str, int]] = field(default_factory=dict)
-
-
-def to_record(
-    ex: Exchange,
-    req: GenerateRequest,
-    point_id: str,
-    phase: Phase,
-    scheduled_ns: int | None,
-    tags: dict[str, Any],
-    tokenizer: Tokenizer | None,
-) -> RequestRecord:
-    """The facts of one exchange. Frames count one token each unless the server says otherwise
-    (`chunk_tokens`) or usage disagrees and a tokenizer is at hand."""
-    n = len(ex.chunk_ns)
-    if ex.chunk_tokens is not None:
-        counts, source = list(ex.chunk_tokens), "usage"
-    elif ex.completion_tokens is not None and ex.completion_tokens != n and tokenizer is not None:
-        counts, source = [max(1, len(tokenizer.encode(t))) for t in ex.chunk_text], "usage"
-    else:
-        counts, source = [1] * n, "usage" if ex.completion_tokens is not None else "local"
-    return RequestRecord(
-        request_id=req.request_id,
-        point_id=point_id,
-        phase=phase,
-        start_ns=ex.start_ns,
-        end_ns=ex.end_ns,
-        chunk_ns=tuple(ex.chunk_ns),
-        chunk_tokens=tuple(counts),
-        input_tokens=ex.prompt_tokens if ex.prompt_tokens is not None else req.input_tokens,
-        output_tokens=ex.completion_tokens if ex.completion_tokens is not None else sum(counts),
-        expected_input_tokens=req.input_tokens,
-        expected_output_tokens=req.max_tokens,
-        cached_tokens=ex.cached_tokens,
-        token_source=source,  # type: ignore[arg-type]
-        scheduled_ns=scheduled_ns,
-        error=ex.error,
-        error_detail=ex.error_detail,
-        http_status=ex.http_status,
-        finish_reason=ex.finish_reason,
-        tags=tags,
-    )
 
 
 class LaneDriver:
@@ -363,7 +323,8 @@ class LaneDriver:
             ex = await self.server.generate(req)
         finally:
             st.in_flight -= 1
-        self.sink.write(to_record(ex, req, self.cfg.pid, phase, scheduled_ns, tags, self.tokenizer))
+        self.sink.write(to_record(ex, req, self.cfg.pid, phase, self.tokenizer, scheduled_ns,
+                                   tags=tags))
         if phase == "measure":
             tree.sent += 1
             st.measured += 1
