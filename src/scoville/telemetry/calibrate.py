@@ -77,7 +77,8 @@ class Envelope:
 
     max_streams: int
     max_chunks_per_s: float
-    # "client" (a level failed), "reference_server" (it could not offer more), "sweep_end",
+    # "client" (a level failed), "machine" (it failed while the client was mostly idle),
+    # "reference_server" (it could not offer more), "sweep_end",
     # "nothing_passed"
     limited_by: str
     floor_ts_err_p99_ms: float | None  # p99 timestamp error of the first (lightest) level
