@@ -115,10 +115,8 @@ def _ix_gpus(flat: Mapping[str, Any]) -> int | None:
     return int(tp) if tp is not None else None
 
 
-def _ix_power(flat: Mapping[str, Any], row: dict[str, Any]) -> None:
-    w = num(flat, "avg_power_w")
-    if w is None or w <= 0 or flat.get("power_valid") in (0, False):
-        return
+def _board_power(row: dict[str, Any], w: float) -> None:
+    """Per-kW fields of `row` at a measured board power of `w` watts per accelerator."""
     row["power_w_per_accelerator"], row["power_boundary"] = w, "board-measured"
     for acc, kw in (
         ("tput_per_gpu", "tput_per_kw"),
@@ -127,6 +125,13 @@ def _ix_power(flat: Mapping[str, Any], row: dict[str, Any]) -> None:
     ):
         v = num(row, acc)
         row[kw] = v * 1000.0 / w if v is not None else None
+
+
+def _ix_power(flat: Mapping[str, Any], row: dict[str, Any]) -> None:
+    w = num(flat, "avg_power_w")
+    if w is None or w <= 0 or flat.get("power_valid") in (0, False):
+        return
+    _board_power(row, w)
 
 
 def rows_to_inferencex(rows: Sequence[Row]) -> list[dict[str, Any]]:
@@ -239,14 +244,7 @@ def rows_from_aiperf(
     _aiperf_throughput(doc, row, window, n_acc)
     if gpus_w:
         w = sum(gpus_w) / len(gpus_w)
-        row["power_w_per_accelerator"], row["power_boundary"] = w, "board-measured"
-        for acc, kw in (
-            ("tput_per_gpu", "tput_per_kw"),
-            ("output_tput_per_gpu", "output_tput_per_kw"),
-            ("input_tput_per_gpu", "input_tput_per_kw"),
-        ):
-            v = num(row, acc)
-            row[kw] = v * 1000.0 / w if v is not None else None
+        _board_power(row, w)
     return [row]
 
 
