@@ -69,7 +69,7 @@ class _Stream(asyncio.Protocol):
         self.transport.write(out)  # type: ignore[union-attr]
         if self.left == 0:
             self.transport.close()  # type: ignore[union-attr]
-            self.hub.streams.discard(self)
+            self.hub.discard(self)
 
 
 class _Hub:
@@ -80,14 +80,17 @@ class _Hub:
     PHASES = 20
 
     def __init__(self, per_block: int, interval_s: float, tokens: int) -> None:
-        self.streams: set[_Stream] = set()
+        self.groups: list[set[_Stream]] = [set() for _ in range(self.PHASES)]
         self.per_block, self.interval_s, self.tokens = per_block, interval_s, tokens
         self.joined = 0
 
     def add(self, s: _Stream) -> None:
         s.phase = self.joined % self.PHASES
         self.joined += 1
-        self.streams.add(s)
+        self.groups[s.phase].add(s)
+
+    def discard(self, s: _Stream) -> None:
+        self.groups[s.phase].discard(s)
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -95,7 +98,7 @@ class _Hub:
         while True:
             nxt += self.interval_s / self.PHASES
             await asyncio.sleep(max(0.0, nxt - loop.time()))
-            for s in [s for s in self.streams if s.phase == phase]:
+            for s in list(self.groups[phase]):
                 s.tick(self.per_block)
             phase = (phase + 1) % self.PHASES
 
