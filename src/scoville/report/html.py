@@ -94,13 +94,14 @@ def _timeline(run: dict[str, Any]) -> str:
     tl = run["summary"].get("server_timeline") or {}
     t = tl.get("t_s") or []
     series = []
-    for key, label in (("client_inflight", "client in flight"),
-                       ("running_requests", "server running"),
-                       ("waiting_requests", "server waiting")):
+    for key, label in (("running_requests", "server running"),
+                       ("waiting_requests", "server waiting"),
+                       ("client_inflight", "client in flight")):
         ys = tl.get(key)
         if ys:
             pts = [(x, float(y), "") for x, y in zip(t, ys, strict=False) if y is not None]
-            series.append(Series(label, pts, [(x, y) for x, y, _ in pts]))
+            series.append(Series(label, pts, [(x, y) for x, y, _ in pts],
+                                 dashed=key == "client_inflight", markers=False))
     if not series:
         return ""
     return chart("Server metrics against the client's view", "time (s)", "requests", series,

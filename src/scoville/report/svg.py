@@ -15,6 +15,8 @@ class Series:
     label: str
     points: Sequence[tuple[float, float, str]]  # (x, y, point label)
     frontier: Sequence[tuple[float, float]] = ()  # the line to draw (the Pareto frontier)
+    dashed: bool = False  # a dashed line stays visible over a series it coincides with
+    markers: bool = True  # a dot and a label per point (off for dense time series)
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -80,9 +82,10 @@ def chart(title: str, x_label: str, y_label: str, series: Sequence[Series],
                       if math.isfinite(x) and math.isfinite(y))
         if len(s.frontier) > 1:
             path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in sorted(s.frontier))
+            dash = ' stroke-dasharray="6 4"' if s.dashed else ""
             out.append(f'<polyline points="{path}" fill="none" stroke="{color}" '
-                       'stroke-width="2"/>')
-        for x, y, lab in good:
+                       f'stroke-width="2"{dash}/>')
+        for x, y, lab in good if s.markers else ():
             out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="4" fill="{color}">'
                        f'<title>{escape(s.label)} {escape(lab)}: x={_fmt(x)}, y={_fmt(y)}</title>'
                        f'</circle><text x="{sx(x) + 6:.1f}" y="{sy(y) - 6:.1f}" fill="{color}">'
