@@ -74,3 +74,17 @@ def test_cut_streams_are_recorded_and_flagged(cutting_url: str, tmp_path: Path) 
     (point,) = summary["points"]
     assert point["n_sent"] == 6 and point["n_ok"] + point["n_failed"] == 6
     assert point["errors"] == {"stream_cut": 6} and point["valid"] is False
+
+
+def test_two_client_processes_account_for_every_request(fast_url: str, tmp_path: Path) -> None:
+    res = scoville("run", "--target", fast_url, "--concurrency", "8", "--isl", "16",
+                   "--osl", "8", "--set", "load.requests_per_point=24", "--workers", "2",
+                   "--out", str(tmp_path))
+    assert res.returncode in (0, 3), res.stderr
+    run = _run_dir(tmp_path)
+    (point,) = json.loads((run / "summary.json").read_text())["points"]
+    assert point["n_sent"] == 24 and point["n_ok"] == 24
+    assert point["client_workers"] == 2
+    lines = (run / "records.jsonl").read_text().splitlines()
+    workers = {json.loads(x)["worker"] for x in lines if '"type":"record"' in x}
+    assert len(workers) == 2
