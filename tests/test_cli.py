@@ -88,3 +88,21 @@ def test_two_client_processes_account_for_every_request(fast_url: str, tmp_path:
     lines = (run / "records.jsonl").read_text().splitlines()
     workers = {json.loads(x)["worker"] for x in lines if '"type":"record"' in x}
     assert len(workers) == 2
+
+
+def test_points_beyond_a_calibrated_envelope_are_flagged(fast_url: str, tmp_path: Path) -> None:
+    envelope = tmp_path / "envelope.json"
+    envelope.write_text(json.dumps({
+        "max_streams": 2, "max_chunks_per_s": 1e9, "limited_by": "client",
+        "floor_ts_err_p99_ms": 0.4, "itl_s": 0.01, "ttft_s": 0.02, "criteria": {},
+        "levels": []}))
+    res = scoville("run", "--target", fast_url, "--concurrency", "1,4", "--isl", "16",
+                   "--osl", "8", "--set", "load.requests_per_point=8", "--envelope",
+                   str(envelope), "--out", str(tmp_path / "runs"))
+    assert res.returncode in (0, 3), res.stderr
+    c1, c4 = json.loads((_run_dir(tmp_path / "runs") / "summary.json").read_text())["points"]
+    assert "beyond_client_envelope" not in c1["client_flags"]
+    assert "beyond_client_envelope" in c4["client_flags"] and c4["valid_client"] is False
+    bad = scoville("run", "--target", fast_url, "--envelope", str(tmp_path / "missing.json"),
+                   "--out", str(tmp_path / "runs2"))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

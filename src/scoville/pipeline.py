@@ -202,6 +202,7 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
     "ray://head:10001?workers=16"; None or "1" keeps the client in this process.
     `envelope` is a `scoville calibrate` result: points beyond it are flagged."""
     workers_spec = parse_workers(workers)
+    env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     target = open_target(spec)
     run_dir = new_run_dir(out_dir, spec)
     write_spec(run_dir, spec)
@@ -227,7 +228,6 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
         notes.append(f"labels from the target: {defaults}")
     spec = with_target_accelerators(spec, target.info, notes)
     extra = target.point_extras(windows) if target.point_extras else None
-    env = load_envelope(envelope) if envelope is not None else None
     if env is not None:
         notes.append(f"client envelope from {envelope}")
     result = summarize_run(run_dir, spec, records, windows, target.model, notes, extra,
