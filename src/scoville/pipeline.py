@@ -257,10 +257,10 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
         rows = annotate_rows(rows, telemetry, windows, records, spec.accelerators.count,
                              workers=workers or None, envelope=envelope)
-    summary = write_summary(run_dir, spec, rows, labels, notes)
+    sections = {}
     if telemetry is not None and telemetry.server is not None:
-        summary["server_timeline"] = timeline(telemetry.server, records)
-        write_json(run_dir / "summary.json", summary)
+        sections["server_timeline"] = timeline(telemetry.server, records)
+    summary = write_summary(run_dir, spec, rows, labels, notes, sections)
     write_report([run_dir], run_dir / "report.html")
     return RunResult(run_dir, summary)
 
@@ -305,12 +305,13 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     """`inferencex` (JSON rows, seconds) or `csv` of a run's points."""
     import json
 
-    from scoville.store.export import to_csv, to_inferencex
+    from scoville.analysis.importers import rows_to_inferencex
+    from scoville.store.export import to_csv
 
     bundle = load_run(run_dir)
     if fmt == "csv":
         return to_csv(bundle.summary["points"])
-    return json.dumps(to_inferencex(bundle.summary["points"]), indent=2)
+    return json.dumps(rows_to_inferencex(bundle.summary["points"]), indent=2)
 
 
 __all__ = ["RunResult", "export_rows", "finish_run", "run_benchmark", "write_json",

@@ -71,10 +71,13 @@ def write_manifest(run_dir: Path, target_info: dict[str, Any], started_utc: str,
 
 
 def write_summary(run_dir: Path, spec: BenchmarkSpec, rows: list[dict[str, Any]],
-                  labels: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+                  labels: dict[str, Any], notes: list[str],
+                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json; `extra` adds run-level sections (e.g. the server timeline)."""
     summary = {"schema": SUMMARY_SCHEMA, "run_id": run_dir.name,
                "spec_hash": spec.content_hash(), "labels": labels,
-               "range_ratio": spec.shape.range_ratio, "notes": notes, "points": rows}
+               "range_ratio": spec.shape.range_ratio, "notes": notes, "points": rows,
+               **(extra or {})}
     write_json(run_dir / "summary.json", summary)
     return summary
 

@@ -1,8 +1,6 @@
-"""Exports of summary rows: InferenceX result rows (seconds, their field names) and CSV.
-
-InferenceX rows let existing InferenceX tooling read scoville runs; the mapping itself lives
-with the importers in `scoville.analysis.importers` so both directions stay one definition.
-"""
+"""CSV export of summary rows. (InferenceX rows come from
+`scoville.analysis.importers.rows_to_inferencex`, beside the importer, so both directions
+stay one definition.)"""
 
 from __future__ import annotations
 
@@ -10,13 +8,6 @@ import csv
 import io
 from collections.abc import Sequence
 from typing import Any
-
-from scoville.analysis.importers import rows_to_inferencex
-
-
-def to_inferencex(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """InferenceX agg rows (seconds; their field names) from our summary rows."""
-    return rows_to_inferencex(rows)
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
