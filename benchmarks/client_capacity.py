@@ -53,8 +53,10 @@ class _Stream(asyncio.Protocol):
         if len(body) < length:
             return
         self.left = int(json.loads(body[:length])["max_tokens"])
-        self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"  # type: ignore[union-attr]
-                             b"Connection: close\r\n\r\n")
+        self.transport.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"  # type: ignore[union-attr]
+            b"Connection: close\r\n\r\n"
+        )
         self.hub.add(self)
 
     def tick(self, per_block: int) -> None:
@@ -63,9 +65,11 @@ class _Stream(asyncio.Protocol):
         stamp = b'data: {"choices":[{"index":0,"text":" tok"}],"t":%d}\n\n' % time.monotonic_ns()
         out = stamp + FRAME * (n - 1)
         if self.left == 0:
-            out += (b'data: {"choices":[{"index":0,"text":"","finish_reason":"length"}],'
-                    b'"usage":{"prompt_tokens":1,"completion_tokens":%d}}\n\ndata: [DONE]\n\n'
-                    % self.hub.tokens)
+            out += (
+                b'data: {"choices":[{"index":0,"text":"","finish_reason":"length"}],'
+                b'"usage":{"prompt_tokens":1,"completion_tokens":%d}}\n\ndata: [DONE]\n\n'
+                % self.hub.tokens
+            )
         self.transport.write(out)  # type: ignore[union-attr]
         if self.left == 0:
             self.transport.close()  # type: ignore[union-attr]
@@ -122,13 +126,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def measure(streams: int, rate: float, seconds: float,
-            interval_s: float = 0.02) -> dict[str, float]:
+def measure(
+    streams: int, rate: float, seconds: float, interval_s: float = 0.02
+) -> dict[str, float]:
     per_block = max(1, round(rate * interval_s / streams))
     tokens = per_block * max(1, round(seconds / interval_s))
     port = _free_port()
-    proc = mp.get_context("spawn").Process(target=_serve, args=(port, per_block, interval_s,
-                                                                 tokens, 1), daemon=True)
+    proc = mp.get_context("spawn").Process(
+        target=_serve, args=(port, per_block, interval_s, tokens, 1), daemon=True
+    )
     proc.start()
     time.sleep(1.0)
     os.sched_setaffinity(0, {0})
@@ -153,8 +159,19 @@ def measure(streams: int, rate: float, seconds: float,
     cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
 
     async def go() -> None:
-        await run_point(Lagged(), clock, PointPlan("c", "concurrency", streams, [], reqs,  # type: ignore[arg-type]
-                                                   streams), sink)
+        await run_point(
+            Lagged(),
+            clock,
+            PointPlan(
+                "c",
+                "concurrency",
+                streams,
+                [],
+                reqs,  # type: ignore[arg-type]
+                streams,
+            ),
+            sink,
+        )
         await server.close()
 
     with asyncio.Runner(loop_factory=real_loop_factory()) as runner:
@@ -170,11 +187,16 @@ def measure(streams: int, rate: float, seconds: float,
     t0_ns = min(s for s, _ in stamps) + 1_000_000_000
     lag = np.asarray([c - s for s, c in stamps if s >= t0_ns], dtype=np.float64) / 1e6
     cpu = (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / wall
-    return {"streams": streams, "ok": len(ok),
-            "offered_frames_per_s": streams * per_block / interval_s,
-            "frames_per_s": frames / ((last - first) / 1e9), "client_cpu_share": cpu,
-            "lag_p50_ms": float(np.percentile(lag, 50)),
-            "lag_p99_ms": float(np.percentile(lag, 99)), "lag_samples": len(lag)}
+    return {
+        "streams": streams,
+        "ok": len(ok),
+        "offered_frames_per_s": streams * per_block / interval_s,
+        "frames_per_s": frames / ((last - first) / 1e9),
+        "client_cpu_share": cpu,
+        "lag_p50_ms": float(np.percentile(lag, 50)),
+        "lag_p99_ms": float(np.percentile(lag, 99)),
+        "lag_samples": len(lag),
+    }
 
 
 def main() -> None:
@@ -182,16 +204,24 @@ def main() -> None:
     ap.add_argument("--streams", default="64,512")
     ap.add_argument("--rate", type=float, default=120_000.0, help="offered frames/s in total")
     ap.add_argument("--seconds", type=float, default=4.0)
-    ap.add_argument("--interval-ms", type=float, default=50.0,
-                    help="each stream gets one block of frames per interval (the Python server "
-                         "tops out near 25k writes/s, so long intervals reach high frame rates)")
+    ap.add_argument(
+        "--interval-ms",
+        type=float,
+        default=50.0,
+        help="each stream gets one block of frames per interval (the Python server "
+        "tops out near 25k writes/s, so long intervals reach high frame rates)",
+    )
     a = ap.parse_args()
-    print(f"{'streams':>8} {'offered/s':>10} {'frames/s':>10} {'cpu':>5} {'lag p50 ms':>10} "
-          f"{'lag p99 ms':>10}")
+    print(
+        f"{'streams':>8} {'offered/s':>10} {'frames/s':>10} {'cpu':>5} {'lag p50 ms':>10} "
+        f"{'lag p99 ms':>10}"
+    )
     for n in (int(x) for x in a.streams.split(",")):
         r = measure(n, a.rate, a.seconds, a.interval_ms / 1e3)
-        print(f"{n:>8} {r['offered_frames_per_s']:>10,.0f} {r['frames_per_s']:>10,.0f} "
-              f"{r['client_cpu_share']:>5.2f} {r['lag_p50_ms']:>10.3f} {r['lag_p99_ms']:>10.3f}")
+        print(
+            f"{n:>8} {r['offered_frames_per_s']:>10,.0f} {r['frames_per_s']:>10,.0f} "
+            f"{r['client_cpu_share']:>5.2f} {r['lag_p50_ms']:>10.3f} {r['lag_p99_ms']:>10.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -19,13 +19,27 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_reference(ttft_ms: float, itl_ms: float, tokens_per_chunk: int = 1, fault: str = ""
-                    ) -> tuple[subprocess.Popen[bytes], str]:
+def start_reference(
+    ttft_ms: float, itl_ms: float, tokens_per_chunk: int = 1, fault: str = ""
+) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "scoville.targets.reference_server", "--port", str(port),
-         "--ttft-ms", str(ttft_ms), "--itl-ms", str(itl_ms),
-         "--tokens-per-chunk", str(tokens_per_chunk), "--fault", fault])
+        [
+            sys.executable,
+            "-m",
+            "scoville.targets.reference_server",
+            "--port",
+            str(port),
+            "--ttft-ms",
+            str(ttft_ms),
+            "--itl-ms",
+            str(itl_ms),
+            "--tokens-per-chunk",
+            str(tokens_per_chunk),
+            "--fault",
+            fault,
+        ]
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

@@ -21,6 +21,7 @@ def test_modules_named_in_architecture_exist() -> None:
 def test_import_layers() -> None:
     exe = shutil.which("lint-imports")
     assert exe, "import-linter is a test dependency"
-    res = subprocess.run([exe, str(ROOT / "pyproject.toml")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [exe, str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stdout[-3000:]

@@ -12,8 +12,13 @@ from scoville.targets.embedded import free_port
 
 
 def scoville(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scoville.cli", *args], capture_output=True,
-                          text=True, timeout=180, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "scoville.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+    )
 
 
 def _run_dir(out: Path) -> Path:
@@ -22,10 +27,23 @@ def _run_dir(out: Path) -> Path:
 
 
 def test_run_export_and_report_against_a_server(fast_url: str, tmp_path: Path) -> None:
-    res = scoville("run", "--target", fast_url, "--concurrency", "1,4", "--isl", "32",
-                   "--osl", "8", "--set", "load.requests_per_point=8",
-                   "--set", "accelerators.power_w_per_accelerator=700",
-                   "--out", str(tmp_path))
+    res = scoville(
+        "run",
+        "--target",
+        fast_url,
+        "--concurrency",
+        "1,4",
+        "--isl",
+        "32",
+        "--osl",
+        "8",
+        "--set",
+        "load.requests_per_point=8",
+        "--set",
+        "accelerators.power_w_per_accelerator=700",
+        "--out",
+        str(tmp_path),
+    )
     assert res.returncode == 0, res.stderr
     run = _run_dir(tmp_path)
     for name in ("spec.json", "manifest.json", "records.jsonl", "summary.json", "report.html"):
@@ -36,8 +54,18 @@ def test_run_export_and_report_against_a_server(fast_url: str, tmp_path: Path) -
     assert all(r["input_tokens"] == 32 and r["output_tokens"] == 8 for r in records)
     rows = json.loads(scoville("export", str(run)).stdout)
     assert [r["conc"] for r in rows] == [1, 4]
-    for key in ("isl", "osl", "tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu",
-                "median_ttft", "p99_ttft", "median_tpot", "median_intvty", "median_e2el"):
+    for key in (
+        "isl",
+        "osl",
+        "tput_per_gpu",
+        "output_tput_per_gpu",
+        "input_tput_per_gpu",
+        "median_ttft",
+        "p99_ttft",
+        "median_tpot",
+        "median_intvty",
+        "median_e2el",
+    ):
         assert key in rows[0], key
     assert rows[0]["isl"] == 32 and rows[0]["median_ttft"] < 1.0  # seconds
     csv_out = scoville("export", str(run), "--format", "csv").stdout
@@ -65,8 +93,21 @@ def test_unreachable_endpoint(tmp_path: Path) -> None:
 
 
 def test_cut_streams_are_recorded_and_flagged(cutting_url: str, tmp_path: Path) -> None:
-    res = scoville("run", "--target", cutting_url, "--concurrency", "2", "--isl", "8",
-                   "--osl", "8", "--set", "load.requests_per_point=6", "--out", str(tmp_path))
+    res = scoville(
+        "run",
+        "--target",
+        cutting_url,
+        "--concurrency",
+        "2",
+        "--isl",
+        "8",
+        "--osl",
+        "8",
+        "--set",
+        "load.requests_per_point=6",
+        "--out",
+        str(tmp_path),
+    )
     assert res.returncode == 3, res.stdout + res.stderr
     assert "Traceback" not in res.stderr and "invalid" in res.stdout
     run = _run_dir(tmp_path)
@@ -77,9 +118,23 @@ def test_cut_streams_are_recorded_and_flagged(cutting_url: str, tmp_path: Path) 
 
 
 def test_two_client_processes_account_for_every_request(fast_url: str, tmp_path: Path) -> None:
-    res = scoville("run", "--target", fast_url, "--concurrency", "8", "--isl", "16",
-                   "--osl", "8", "--set", "load.requests_per_point=24", "--workers", "2",
-                   "--out", str(tmp_path))
+    res = scoville(
+        "run",
+        "--target",
+        fast_url,
+        "--concurrency",
+        "8",
+        "--isl",
+        "16",
+        "--osl",
+        "8",
+        "--set",
+        "load.requests_per_point=24",
+        "--workers",
+        "2",
+        "--out",
+        str(tmp_path),
+    )
     assert res.returncode in (0, 3), res.stderr
     run = _run_dir(tmp_path)
     (point,) = json.loads((run / "summary.json").read_text())["points"]
@@ -92,17 +147,48 @@ def test_two_client_processes_account_for_every_request(fast_url: str, tmp_path:
 
 def test_points_beyond_a_calibrated_envelope_are_flagged(fast_url: str, tmp_path: Path) -> None:
     envelope = tmp_path / "envelope.json"
-    envelope.write_text(json.dumps({
-        "max_streams": 2, "max_chunks_per_s": 1e9, "limited_by": "client",
-        "floor_ts_err_p99_ms": 0.4, "itl_s": 0.01, "ttft_s": 0.02, "criteria": {},
-        "levels": []}))
-    res = scoville("run", "--target", fast_url, "--concurrency", "1,4", "--isl", "16",
-                   "--osl", "8", "--set", "load.requests_per_point=8", "--envelope",
-                   str(envelope), "--out", str(tmp_path / "runs"))
+    envelope.write_text(
+        json.dumps(
+            {
+                "max_streams": 2,
+                "max_chunks_per_s": 1e9,
+                "limited_by": "client",
+                "floor_ts_err_p99_ms": 0.4,
+                "itl_s": 0.01,
+                "ttft_s": 0.02,
+                "criteria": {},
+                "levels": [],
+            }
+        )
+    )
+    res = scoville(
+        "run",
+        "--target",
+        fast_url,
+        "--concurrency",
+        "1,4",
+        "--isl",
+        "16",
+        "--osl",
+        "8",
+        "--set",
+        "load.requests_per_point=8",
+        "--envelope",
+        str(envelope),
+        "--out",
+        str(tmp_path / "runs"),
+    )
     assert res.returncode in (0, 3), res.stderr
     c1, c4 = json.loads((_run_dir(tmp_path / "runs") / "summary.json").read_text())["points"]
     assert "beyond_client_envelope" not in c1["client_flags"]
     assert "beyond_client_envelope" in c4["client_flags"] and c4["valid_client"] is False
-    bad = scoville("run", "--target", fast_url, "--envelope", str(tmp_path / "missing.json"),
-                   "--out", str(tmp_path / "runs2"))
+    bad = scoville(
+        "run",
+        "--target",
+        fast_url,
+        "--envelope",
+        str(tmp_path / "missing.json"),
+        "--out",
+        str(tmp_path / "runs2"),
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -23,3 +23,8 @@ def test_ruff() -> None:
 def test_mypy_strict() -> None:
     res = _run("mypy", "src")
     assert res.returncode == 0, res.stdout[-4000:]
+
+
+def test_ruff_format() -> None:
+    res = _run("ruff", "format", "--check", "src", "tests", "benchmarks")
+    assert res.returncode == 0, res.stdout[-4000:]

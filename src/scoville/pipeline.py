@@ -50,22 +50,28 @@ class RunResult:
     summary: dict[str, Any]
 
 
-def labels_of(spec: BenchmarkSpec, model: str,
-              defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+def labels_of(
+    spec: BenchmarkSpec, model: str, defaults: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The labels that group points into configurations. `defaults` (facts a target knows,
     e.g. the embedded model's quantisation) fill labels the spec leaves "unknown"."""
-    labels = {"system": spec.accelerators.kind, "model": spec.model_name or model,
-              "precision": spec.precision, "framework": spec.serving.framework,
-              "spec_decode": spec.serving.speculative_decoding,
-              "disagg": spec.serving.disaggregated}
+    labels = {
+        "system": spec.accelerators.kind,
+        "model": spec.model_name or model,
+        "precision": spec.precision,
+        "framework": spec.serving.framework,
+        "spec_decode": spec.serving.speculative_decoding,
+        "disagg": spec.serving.disaggregated,
+    }
     for key, value in (defaults or {}).items():
         if labels.get(key) in ("unknown", None):
             labels[key] = value
     return labels
 
 
-def with_target_accelerators(spec: BenchmarkSpec, target_info: dict[str, Any],
-                             notes: list[str]) -> BenchmarkSpec:
+def with_target_accelerators(
+    spec: BenchmarkSpec, target_info: dict[str, Any], notes: list[str]
+) -> BenchmarkSpec:
     """A spec whose accelerators are left at the default takes the target's own (the twin
     knows it serves with TP=8 on H200s); a spec that declares them keeps its declaration."""
     acc = target_info.get("accelerator_defaults")
@@ -84,7 +90,8 @@ def declared_of(spec: BenchmarkSpec) -> Declared:
         power_boundary=spec.accelerators.power_boundary,
         slo_ttft_s=slo.ttft_ms / 1e3 if slo.ttft_ms else None,
         slo_tpot_s=slo.tpot_ms / 1e3 if slo.tpot_ms else None,
-        slo_e2e_s=slo.e2e_ms / 1e3 if slo.e2e_ms else None)
+        slo_e2e_s=slo.e2e_ms / 1e3 if slo.e2e_ms else None,
+    )
 
 
 async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, str]:
@@ -98,10 +105,12 @@ async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, s
     probe = to_request(Prompt(text, 32, 1), "probe", spec)
     ex = await target.server.generate(probe)
     if ex.error is not None:
-        raise TargetError(f"The target failed a 1-token probe request before the sweep "
-                          f"({ex.error.value}: {ex.error_detail[:200]}). Check that "
-                          f"model '{target.model}' is served and accepts {spec.target.api} "
-                          "requests.")
+        raise TargetError(
+            f"The target failed a 1-token probe request before the sweep "
+            f"({ex.error.value}: {ex.error_detail[:200]}). Check that "
+            f"model '{target.model}' is served and accepts {spec.target.api} "
+            "requests."
+        )
     if ex.prompt_tokens is None:
         return 0, "server reports no usage: prompt lengths are local counts, not verified"
     return ex.prompt_tokens - 32, f"template overhead {ex.prompt_tokens - 32} tokens (measured)"
@@ -131,18 +140,29 @@ def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[Reques
 def _worker_target(target: Target, spec: BenchmarkSpec) -> WorkerTarget:
     base_url = getattr(target.server, "base_url", None)
     if base_url is None:
-        raise TargetError(f"--workers needs an HTTP target; a {target.kind} target runs in "
-                          "this process only. Drop --workers.")
-    return WorkerTarget(base_url, target.model, spec.target.api_key_env,
-                        spec.target.request_timeout_s)
+        raise TargetError(
+            f"--workers needs an HTTP target; a {target.kind} target runs in "
+            "this process only. Drop --workers."
+        )
+    return WorkerTarget(
+        base_url, target.model, spec.target.api_key_env, spec.target.request_timeout_s
+    )
 
 
-async def _run_scaled(target: Target, spec: BenchmarkSpec, plan: PointPlan, sink: RecordSink,
-                      workers: WorkersSpec, work_dir: Path, driven: Driven,
-                      on_progress: OnProgress | None) -> PointWindow:
+async def _run_scaled(
+    target: Target,
+    spec: BenchmarkSpec,
+    plan: PointPlan,
+    sink: RecordSink,
+    workers: WorkersSpec,
+    work_dir: Path,
+    driven: Driven,
+    on_progress: OnProgress | None,
+) -> PointWindow:
     """One point over several client processes (local or Ray); records merged into `sink`."""
     records, window, results = await asyncio.to_thread(
-        run_point_scaled, _worker_target(target, spec), plan, workers, work_dir)
+        run_point_scaled, _worker_target(target, spec), plan, workers, work_dir
+    )
     tick = _ticker(plan, on_progress)
     for r in records:
         sink.write(r)
@@ -152,9 +172,15 @@ async def _run_scaled(target: Target, spec: BenchmarkSpec, plan: PointPlan, sink
     return window
 
 
-async def drive(target: Target, spec: BenchmarkSpec, sink: RecordSink,
-                on_progress: OnProgress | None, notes: list[str],
-                workers: WorkersSpec | None = None, work_dir: Path | None = None) -> Driven:
+async def drive(
+    target: Target,
+    spec: BenchmarkSpec,
+    sink: RecordSink,
+    on_progress: OnProgress | None,
+    notes: list[str],
+    workers: WorkersSpec | None = None,
+    work_dir: Path | None = None,
+) -> Driven:
     """Probe, build every point's prompts, then run the points one after another, with
     telemetry (power, server metrics, client integrity) recorded around the sweep."""
     workers = workers or WorkersSpec("inline")
@@ -167,24 +193,43 @@ async def drive(target: Target, spec: BenchmarkSpec, sink: RecordSink,
         salt = secrets.token_hex(8)  # fresh prompt text per run: no cache hits across runs
         notes.append(f"prompt-text salt {salt} (lengths follow the seed; text is fresh per run)")
         plans: Sequence[PointPlan] = build_plans(
-            spec, target.tokenizer if target.wants_text else None, overhead, salt)
+            spec, target.tokenizer if target.wants_text else None, overhead, salt
+        )
         session = None
         if target.kind != "twin":
             session = TelemetrySession.auto(
-                metrics_url=target.metrics_url, clock=target.clock,
+                metrics_url=target.metrics_url,
+                clock=target.clock,
                 declared_power_w=spec.accelerators.power_w_per_accelerator,
-                n_accelerators=spec.accelerators.count)
+                n_accelerators=spec.accelerators.count,
+            )
             await session.start()
         try:
             for plan in plans:
                 if workers.kind == "inline":
-                    driven.windows.append(await run_point(
-                        target.server, target.clock, plan, sink, target.tokenizer,
-                        _ticker(plan, on_progress)))
+                    driven.windows.append(
+                        await run_point(
+                            target.server,
+                            target.clock,
+                            plan,
+                            sink,
+                            target.tokenizer,
+                            _ticker(plan, on_progress),
+                        )
+                    )
                 else:
-                    driven.windows.append(await _run_scaled(
-                        target, spec, plan, sink, workers, work_dir or Path("."), driven,
-                        on_progress))
+                    driven.windows.append(
+                        await _run_scaled(
+                            target,
+                            spec,
+                            plan,
+                            sink,
+                            workers,
+                            work_dir or Path("."),
+                            driven,
+                            on_progress,
+                        )
+                    )
         finally:
             if session is not None:
                 driven.telemetry = await session.stop()
@@ -193,9 +238,13 @@ async def drive(target: Target, spec: BenchmarkSpec, sink: RecordSink,
         await target.close()
 
 
-def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
-                  on_progress: OnProgress | None = None, workers: str | None = None,
-                  envelope: Path | None = None) -> RunResult:
+def run_benchmark(
+    spec: BenchmarkSpec,
+    out_dir: Path,
+    on_progress: OnProgress | None = None,
+    workers: str | None = None,
+    envelope: Path | None = None,
+) -> RunResult:
     """Measure `spec` and write its bundle; records reach disk even if the run is stopped.
 
     `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
@@ -213,15 +262,20 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
     driven = Driven()
     try:
         with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
-            driven = runner.run(drive(target, spec, sink, on_progress, notes, workers_spec,
-                                      run_dir / "workers"))
+            driven = runner.run(
+                drive(target, spec, sink, on_progress, notes, workers_spec, run_dir / "workers")
+            )
     except KeyboardInterrupt:
         interrupted = True
         notes.append("interrupted: only completed points are summarised")
     finally:
         sink.close()
-        write_manifest(run_dir, {"kind": target.kind, "model": target.model, **target.info},
-                       started, {"client_workers": workers or "1"})
+        write_manifest(
+            run_dir,
+            {"kind": target.kind, "model": target.model, **target.info},
+            started,
+            {"client_workers": workers or "1"},
+        )
     records, windows = read_records(run_dir / "records.jsonl")
     defaults = target.info.get("label_defaults")
     if defaults:
@@ -230,33 +284,59 @@ def run_benchmark(spec: BenchmarkSpec, out_dir: Path,
     extra = target.point_extras(windows) if target.point_extras else None
     if env is not None:
         notes.append(f"client envelope from {envelope}")
-    result = summarize_run(run_dir, spec, records, windows, target.model, notes, extra,
-                           telemetry=driven.telemetry, workers=driven.workers,
-                           label_defaults=defaults, envelope=env)
+    result = summarize_run(
+        run_dir,
+        spec,
+        records,
+        windows,
+        target.model,
+        notes,
+        extra,
+        telemetry=driven.telemetry,
+        workers=driven.workers,
+        label_defaults=defaults,
+        envelope=env,
+    )
     if interrupted:
         raise KeyboardInterrupt(str(run_dir))
     return result
 
 
-def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestRecord],
-                  windows: Sequence[PointWindow], model: str, notes: list[str],
-                  extra: dict[str, Any] | None = None,
-                  telemetry: TelemetryResult | None = None,
-                  workers: dict[str, list[WorkerResult]] | None = None,
-                  label_defaults: dict[str, Any] | None = None,
-                  envelope: Envelope | None = None) -> RunResult:
+def summarize_run(
+    run_dir: Path,
+    spec: BenchmarkSpec,
+    records: Sequence[RequestRecord],
+    windows: Sequence[PointWindow],
+    model: str,
+    notes: list[str],
+    extra: dict[str, Any] | None = None,
+    telemetry: TelemetryResult | None = None,
+    workers: dict[str, list[WorkerResult]] | None = None,
+    label_defaults: dict[str, Any] | None = None,
+    envelope: Envelope | None = None,
+) -> RunResult:
     """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html."""
     labels = labels_of(spec, model, label_defaults)
-    shape = {"isl": spec.shape.isl_tokens, "osl": spec.shape.osl_tokens,
-             "range_ratio": spec.shape.range_ratio}
+    shape = {
+        "isl": spec.shape.isl_tokens,
+        "osl": spec.shape.osl_tokens,
+        "range_ratio": spec.shape.range_ratio,
+    }
     rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
     if extra:
         for row in rows:
             row.update(extra.get(row["point_id"], {}))
     if telemetry is not None:
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
-        rows = annotate_rows(rows, telemetry, windows, records, spec.accelerators.count,
-                             workers=workers or None, envelope=envelope)
+        rows = annotate_rows(
+            rows,
+            telemetry,
+            windows,
+            records,
+            spec.accelerators.count,
+            workers=workers or None,
+            envelope=envelope,
+        )
     sections = {}
     if telemetry is not None and telemetry.server is not None:
         sections["server_timeline"] = timeline(telemetry.server, records)
@@ -265,10 +345,16 @@ def summarize_run(run_dir: Path, spec: BenchmarkSpec, records: Sequence[RequestR
     return RunResult(run_dir, summary)
 
 
-def finish_run(spec: BenchmarkSpec, records: Sequence[RequestRecord],
-               windows: Sequence[PointWindow], out_dir: Path, target_info: dict[str, Any],
-               notes: Sequence[str] = (), extra: dict[str, Any] | None = None,
-               telemetry: TelemetryResult | None = None) -> RunResult:
+def finish_run(
+    spec: BenchmarkSpec,
+    records: Sequence[RequestRecord],
+    windows: Sequence[PointWindow],
+    out_dir: Path,
+    target_info: dict[str, Any],
+    notes: Sequence[str] = (),
+    extra: dict[str, Any] | None = None,
+    telemetry: TelemetryResult | None = None,
+) -> RunResult:
     """Write a bundle for records made elsewhere (the twin's fast path, agentic replay).
 
     `extra` maps point_id -> fields added to that point's summary row; `telemetry` adds
@@ -285,9 +371,17 @@ def finish_run(spec: BenchmarkSpec, records: Sequence[RequestRecord],
     model = str(target_info.get("model", spec.target.model or "unknown"))
     notes = list(notes)
     spec = with_target_accelerators(spec, target_info, notes)
-    return summarize_run(run_dir, spec, records, windows, model, notes, extra,
-                         telemetry=telemetry,
-                         label_defaults=target_info.get("label_defaults"))
+    return summarize_run(
+        run_dir,
+        spec,
+        records,
+        windows,
+        model,
+        notes,
+        extra,
+        telemetry=telemetry,
+        label_defaults=target_info.get("label_defaults"),
+    )
 
 
 def write_report(run_dirs: Sequence[Path], out_path: Path, title: str | None = None) -> Path:
@@ -314,5 +408,4 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     return json.dumps(rows_to_inferencex(bundle.summary["points"]), indent=2)
 
 
-__all__ = ["RunResult", "export_rows", "finish_run", "run_benchmark", "write_json",
-           "write_report"]
+__all__ = ["RunResult", "export_rows", "finish_run", "run_benchmark", "write_json", "write_report"]

@@ -74,7 +74,6 @@ def benchmark_spec_for(spec: AgenticSpec, wl: AgenticWorkload) -> BenchmarkSpec:
     )
 
 
-
 def lane_config(spec: AgenticSpec, k: int, lanes: int, nonce: int) -> LaneConfig:
     """The driver settings of point `k` (its own marker nonce, so points never share cache)."""
     timestamps = spec.schedule == "timestamps"
@@ -95,7 +94,6 @@ def lane_config(spec: AgenticSpec, k: int, lanes: int, nonce: int) -> LaneConfig
     )
 
 
-
 async def drive_points(
     spec: AgenticSpec, wl: AgenticWorkload, target: Target, nonce: int
 ) -> tuple[list[RequestRecord], list[PointWindow], TelemetryResult | None]:
@@ -112,8 +110,9 @@ async def drive_points(
     timestamps = spec.schedule == "timestamps"
     session = None
     if target.metrics_url is not None:
-        session = TelemetrySession(metrics_url=target.metrics_url, clock=target.clock,
-                                   monitor_client=False)
+        session = TelemetrySession(
+            metrics_url=target.metrics_url, clock=target.clock, monitor_client=False
+        )
         await session.start()
     try:
         for k, lanes in enumerate((1,) if timestamps else spec.lanes):
@@ -148,7 +147,6 @@ def agentic_rows(
     return rows, extra
 
 
-
 def run_replay(
     spec: AgenticSpec,
     out_dir: Path,
@@ -165,13 +163,13 @@ def run_replay(
     nonce = secrets.randbits(32) if nonce is None else nonce
     notes = [*wl.notes, f"agentic spec {spec.content_hash()}; marker nonce {nonce}"]
     target = (opener or open_target)(bspec)
-    info = {"kind": target.kind, "model": target.model, **target.info,
-            "agentic": spec.to_dict()}
+    info = {"kind": target.kind, "model": target.model, **target.info, "agentic": spec.to_dict()}
     with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
         records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce))
     rows, extra = agentic_rows(spec, wl, records, windows)
-    run_dir = finish_run(bspec, records, windows, out_dir, info, notes, extra,
-                         telemetry=telemetry).run_dir
+    run_dir = finish_run(
+        bspec, records, windows, out_dir, info, notes, extra, telemetry=telemetry
+    ).run_dir
     (run_dir / "agentic.json").write_text(
         json.dumps({"spec": spec.to_dict(), "rows": rows, "notes": notes}, indent=1)
     )

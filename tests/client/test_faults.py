@@ -12,18 +12,25 @@ from scoville.records.sink import RecordSink, read_records
 from scoville.targets.embedded import free_port
 from scoville.targets.reference_server import ReferenceServer, Schedule
 
-FAULTS = {"500": ErrorKind.HTTP_5XX, "429": ErrorKind.RATE_LIMITED,
-          "cut:3": ErrorKind.STREAM_CUT, "malformed:2": ErrorKind.MALFORMED}
+FAULTS = {
+    "500": ErrorKind.HTTP_5XX,
+    "429": ErrorKind.RATE_LIMITED,
+    "cut:3": ErrorKind.STREAM_CUT,
+    "malformed:2": ErrorKind.MALFORMED,
+}
 
 
 def _req(i: int, fault: str | None) -> GenerateRequest:
     extra = {"x_fault": fault} if fault else {}
-    return GenerateRequest(request_id=f"f{i}", api="chat" if i % 2 else "completions",
-                           input_tokens=2, max_tokens=6,
-                           prompt=None if i % 2 else "hello there",
-                           messages=({"role": "user", "content": "hello there"},)
-                           if i % 2 else None,
-                           extra_body=extra)
+    return GenerateRequest(
+        request_id=f"f{i}",
+        api="chat" if i % 2 else "completions",
+        input_tokens=2,
+        max_tokens=6,
+        prompt=None if i % 2 else "hello there",
+        messages=({"role": "user", "content": "hello there"},) if i % 2 else None,
+        extra_body=extra,
+    )
 
 
 async def test_faults_are_typed_and_records_are_on_disk(tmp_path):
@@ -33,8 +40,9 @@ async def test_faults_are_typed_and_records_are_on_disk(tmp_path):
         clock = MonotonicClock()
         server = OpenAIStreamingServer(url, "reference", clock)
         with RecordSink(tmp_path / "records.jsonl") as sink:
-            window = await run_point(server, clock, PointPlan("c2", "concurrency", 2, [], reqs, 2),
-                                     sink)
+            window = await run_point(
+                server, clock, PointPlan("c2", "concurrency", 2, [], reqs, 2), sink
+            )
         await server.close()
     records, windows = read_records(tmp_path / "records.jsonl")
     assert window.sent == len(reqs) == len(records)
@@ -66,8 +74,13 @@ async def test_multi_token_chunks_are_counted_from_usage():
         clock = MonotonicClock()
         server = OpenAIStreamingServer(url, "reference", clock)
         sink = MemorySink()
-        await run_point(server, clock, PointPlan("c1", "concurrency", 1, [], [_req(0, None)], 1),
-                        sink, TiktokenTokenizer("cl100k_base"))
+        await run_point(
+            server,
+            clock,
+            PointPlan("c1", "concurrency", 1, [], [_req(0, None)], 1),
+            sink,
+            TiktokenTokenizer("cl100k_base"),
+        )
         await server.close()
     (r,) = sink.records
     assert r.output_tokens == 6 and len(r.chunk_ns) == 2  # 4 + 2 tokens

@@ -19,9 +19,17 @@ OUT_TOKENS = 16
 
 
 def _requests(n: int) -> list[GenerateRequest]:
-    return [GenerateRequest(request_id=f"q{i}", api="completions", input_tokens=3,
-                            max_tokens=OUT_TOKENS, prompt=f"p{i} hello world",
-                            extra_body={"user": f"q{i}"}) for i in range(n)]
+    return [
+        GenerateRequest(
+            request_id=f"q{i}",
+            api="completions",
+            input_tokens=3,
+            max_tokens=OUT_TOKENS,
+            prompt=f"p{i} hello world",
+            extra_body={"user": f"q{i}"},
+        )
+        for i in range(n)
+    ]
 
 
 def test_512_streams_medians_within_1ms_of_truth(reference_url: str) -> None:

@@ -10,15 +10,25 @@ from hypothesis import strategies as st
 from scoville.client.openai_sse import parse_frames, split_sse
 from scoville.client.seam import Exchange
 
-texts = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1,
-                         max_size=8), min_size=1, max_size=12)
+texts = st.lists(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8),
+    min_size=1,
+    max_size=12,
+)
 
 
 def _stream(parts: list[str]) -> bytes:
-    frames = [json.dumps({"choices": [{"index": 0, "text": t, "finish_reason": None}]})
-              for t in parts]
-    frames.append(json.dumps({"choices": [{"index": 0, "text": "", "finish_reason": "length"}],
-                              "usage": {"prompt_tokens": 5, "completion_tokens": len(parts)}}))
+    frames = [
+        json.dumps({"choices": [{"index": 0, "text": t, "finish_reason": None}]}) for t in parts
+    ]
+    frames.append(
+        json.dumps(
+            {
+                "choices": [{"index": 0, "text": "", "finish_reason": "length"}],
+                "usage": {"prompt_tokens": 5, "completion_tokens": len(parts)},
+            }
+        )
+    )
     return b"".join(b"data: " + f.encode() + b"\n\n" for f in frames) + b"data: [DONE]\n\n"
 
 
@@ -30,7 +40,7 @@ def test_any_split_gives_the_same_frames(parts: list[str], cuts: list[int]) -> N
     for n in cuts * (len(data) // max(1, sum(cuts)) + 1):
         if pos >= len(data):
             break
-        tail = split_sse(tail + data[pos:pos + n], t, frames)
+        tail = split_sse(tail + data[pos : pos + n], t, frames)
         pos += n
         t += 1
     tail = split_sse(tail + data[pos:], t, frames)
@@ -43,10 +53,12 @@ def test_any_split_gives_the_same_frames(parts: list[str], cuts: list[int]) -> N
 
 
 def test_chat_deltas_and_reasoning_count_as_output() -> None:
-    frames = [(1, json.dumps({"choices": [{"delta": {"role": "assistant"}}]}).encode()),
-              (2, json.dumps({"choices": [{"delta": {"reasoning_content": "hm"}}]}).encode()),
-              (3, json.dumps({"choices": [{"delta": {"content": "hi"}}]}).encode()),
-              (4, b"[DONE]")]
+    frames = [
+        (1, json.dumps({"choices": [{"delta": {"role": "assistant"}}]}).encode()),
+        (2, json.dumps({"choices": [{"delta": {"reasoning_content": "hm"}}]}).encode()),
+        (3, json.dumps({"choices": [{"delta": {"content": "hi"}}]}).encode()),
+        (4, b"[DONE]"),
+    ]
     ex = Exchange(start_ns=0)
     assert parse_frames(frames, ex)
     assert ex.chunk_ns == [2, 3] and ex.chunk_text == ["hm", "hi"]

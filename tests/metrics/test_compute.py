@@ -10,15 +10,30 @@ from scoville.records.model import ErrorKind, PointWindow, RequestRecord
 MS = 1_000_000
 
 
-def rec(rid: str, start_ms: float, chunks_ms: list[float], end_ms: float, out: int,
-        tokens: list[int] | None = None, inp: int = 100, error: ErrorKind | None = None,
-        phase: str = "measure") -> RequestRecord:
-    return RequestRecord(request_id=rid, point_id="c2", phase=phase,  # type: ignore[arg-type]
-                         start_ns=int(start_ms * MS), end_ns=int(end_ms * MS),
-                         chunk_ns=tuple(int(c * MS) for c in chunks_ms),
-                         chunk_tokens=tuple(tokens or [1] * len(chunks_ms)),
-                         input_tokens=inp, output_tokens=out, expected_input_tokens=100,
-                         error=error)
+def rec(
+    rid: str,
+    start_ms: float,
+    chunks_ms: list[float],
+    end_ms: float,
+    out: int,
+    tokens: list[int] | None = None,
+    inp: int = 100,
+    error: ErrorKind | None = None,
+    phase: str = "measure",
+) -> RequestRecord:
+    return RequestRecord(
+        request_id=rid,
+        point_id="c2",
+        phase=phase,  # type: ignore[arg-type]
+        start_ns=int(start_ms * MS),
+        end_ns=int(end_ms * MS),
+        chunk_ns=tuple(int(c * MS) for c in chunks_ms),
+        chunk_tokens=tuple(tokens or [1] * len(chunks_ms)),
+        input_tokens=inp,
+        output_tokens=out,
+        expected_input_tokens=100,
+        error=error,
+    )
 
 
 def test_single_request_latencies() -> None:
@@ -50,9 +65,9 @@ def test_point_summary_throughput_failures_and_goodput() -> None:
         rec("x", 0, [], 50, 0, error=ErrorKind.HTTP_5XX),
     ]
     window = PointWindow("c2", 0, 1000 * MS, "concurrency", 2, 3)
-    row = summarize_point(records, window, Declared(n_accelerators=2,
-                                                    power_w_per_accelerator=500.0,
-                                                    slo_ttft_s=0.2))
+    row = summarize_point(
+        records, window, Declared(n_accelerators=2, power_w_per_accelerator=500.0, slo_ttft_s=0.2)
+    )
     assert (row["n_sent"], row["n_ok"], row["n_failed"]) == (3, 2, 1)
     assert row["failure_rate"] == pytest.approx(1 / 3) and row["valid"] is False
     assert row["errors"] == {"http_5xx": 1}

@@ -13,8 +13,10 @@ from scoville.spec.load import load_spec
 
 
 def test_defaults_and_overrides() -> None:
-    spec = load_spec(None, ["load.concurrency=1,4", "shape.isl_tokens=64",
-                            "accelerators.power_w_per_accelerator=700"])
+    spec = load_spec(
+        None,
+        ["load.concurrency=1,4", "shape.isl_tokens=64", "accelerators.power_w_per_accelerator=700"],
+    )
     assert spec.load.concurrency == (1, 4)
     assert spec.shape.isl_tokens == 64
     assert spec.accelerators.power_w_per_accelerator == 700.0
@@ -33,13 +35,16 @@ def test_hash_names_content_not_spelling(tmp_path: Path) -> None:
     assert load_spec(y, ["seed=1"]).content_hash() not in hashes
 
 
-@pytest.mark.parametrize("override, words", [
-    ("shape.isl=5", ["shape.isl", "not a known field"]),
-    ("shape.range_ratio=1.5", ["shape.range_ratio", "1.5"]),
-    ("load.concurrency=0", ["concurrency", ">= 1"]),
-    ("accelerators.power_boundary=wall", ["power_boundary", "package-tdp"]),
-    ("nonsense", ["a.b=value"]),
-])
+@pytest.mark.parametrize(
+    "override, words",
+    [
+        ("shape.isl=5", ["shape.isl", "not a known field"]),
+        ("shape.range_ratio=1.5", ["shape.range_ratio", "1.5"]),
+        ("load.concurrency=0", ["concurrency", ">= 1"]),
+        ("accelerators.power_boundary=wall", ["power_boundary", "package-tdp"]),
+        ("nonsense", ["a.b=value"]),
+    ],
+)
 def test_bad_specs_name_the_field(override: str, words: list[str]) -> None:
     with pytest.raises(SpecError) as exc:
         load_spec(None, [override])

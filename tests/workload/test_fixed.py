@@ -27,8 +27,11 @@ def test_overhead_is_subtracted() -> None:
     assert len(CL100K.encode(text)) == 93
 
 
-@given(st.integers(min_value=1, max_value=5000), st.floats(min_value=0.01, max_value=1.0),
-       st.integers(min_value=0, max_value=1000))
+@given(
+    st.integers(min_value=1, max_value=5000),
+    st.floats(min_value=0.01, max_value=1.0),
+    st.integers(min_value=0, max_value=1000),
+)
 def test_lengths_uniform_range(length: int, ratio: float, seed: int) -> None:
     lens = sample_lengths(50, length, ratio, random.Random(seed))
     assert all(max(1, int(ratio * length)) <= x <= length for x in lens)
@@ -40,7 +43,7 @@ def test_no_shared_prefixes_and_deterministic() -> None:
     ids = [CL100K.encode(p.text) for p in prompts]
     for i, a in enumerate(ids):
         assert len(a) == prompts[i].input_tokens
-        for b in ids[i + 1:]:
+        for b in ids[i + 1 :]:
             pairs = enumerate(zip(a, b, strict=False))
             common = next((k for k, (x, y) in pairs if x != y), min(len(a), len(b)))
             assert common <= 4  # at most a few leading digit tokens can coincide

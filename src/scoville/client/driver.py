@@ -63,22 +63,39 @@ def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[
     return [1] * n, "usage" if ex.completion_tokens is not None else "none"
 
 
-def to_record(ex: Exchange, req: GenerateRequest, point_id: str, phase: Phase,
-              tokenizer: Tokenizer | None, scheduled_ns: int | None = None,
-              worker: str = "0", tags: dict[str, Any] | None = None) -> RequestRecord:
+def to_record(
+    ex: Exchange,
+    req: GenerateRequest,
+    point_id: str,
+    phase: Phase,
+    tokenizer: Tokenizer | None,
+    scheduled_ns: int | None = None,
+    worker: str = "0",
+    tags: dict[str, Any] | None = None,
+) -> RequestRecord:
     """The facts of one exchange as a `RequestRecord` (`tags`: session/turn labels)."""
     chunk_tokens, source = count_chunk_tokens(ex, tokenizer)
     out = ex.completion_tokens if ex.completion_tokens is not None else sum(chunk_tokens)
     return RequestRecord(
-        request_id=req.request_id, point_id=point_id, phase=phase,
-        start_ns=ex.start_ns, end_ns=ex.end_ns,
-        chunk_ns=tuple(ex.chunk_ns), chunk_tokens=tuple(chunk_tokens),
+        request_id=req.request_id,
+        point_id=point_id,
+        phase=phase,
+        start_ns=ex.start_ns,
+        end_ns=ex.end_ns,
+        chunk_ns=tuple(ex.chunk_ns),
+        chunk_tokens=tuple(chunk_tokens),
         input_tokens=ex.prompt_tokens if ex.prompt_tokens is not None else req.input_tokens,
-        output_tokens=out, expected_input_tokens=req.input_tokens,
-        expected_output_tokens=req.max_tokens, cached_tokens=ex.cached_tokens,
+        output_tokens=out,
+        expected_input_tokens=req.input_tokens,
+        expected_output_tokens=req.max_tokens,
+        cached_tokens=ex.cached_tokens,
         token_source=source,  # type: ignore[arg-type]
-        scheduled_ns=scheduled_ns, error=ex.error, error_detail=ex.error_detail,
-        http_status=ex.http_status, finish_reason=ex.finish_reason, worker=worker,
+        scheduled_ns=scheduled_ns,
+        error=ex.error,
+        error_detail=ex.error_detail,
+        http_status=ex.http_status,
+        finish_reason=ex.finish_reason,
+        worker=worker,
         tags=tags or {},
     )
 
@@ -98,9 +115,15 @@ class _Window:
         self.end_ns = max(self.end_ns, t_ns)
 
 
-async def run_point(server: Server, clock: Clock, plan: PointPlan, sink: Sink,
-                    tokenizer: Tokenizer | None = None, on_record: OnRecord | None = None,
-                    worker: str = "0") -> PointWindow:
+async def run_point(
+    server: Server,
+    clock: Clock,
+    plan: PointPlan,
+    sink: Sink,
+    tokenizer: Tokenizer | None = None,
+    on_record: OnRecord | None = None,
+    worker: str = "0",
+) -> PointWindow:
     """Drive one point to completion; every request sent becomes exactly one record."""
     window = _Window()
     jobs: list[tuple[GenerateRequest, Phase]] = [(r, "warmup") for r in plan.warmup]
@@ -121,14 +144,23 @@ async def run_point(server: Server, clock: Clock, plan: PointPlan, sink: Sink,
     else:
         await _open_loop(jobs, plan.arrivals_ns, plan.concurrency, clock, one)
     start = window.start_ns if window.start_ns is not None else clock.now_ns()
-    result = PointWindow(point_id=plan.point_id, start_ns=start, end_ns=max(start, window.end_ns),
-                         mode=plan.mode, level=plan.level, sent=window.sent)  # type: ignore[arg-type]
+    result = PointWindow(
+        point_id=plan.point_id,
+        start_ns=start,
+        end_ns=max(start, window.end_ns),
+        mode=plan.mode,  # type: ignore[arg-type]
+        level=plan.level,
+        sent=window.sent,
+    )
     sink.write_window(result)
     return result
 
 
-async def _closed_loop(jobs: list[tuple[GenerateRequest, Phase]], concurrency: int,
-                       one: Callable[[GenerateRequest, Phase, int | None], object]) -> None:
+async def _closed_loop(
+    jobs: list[tuple[GenerateRequest, Phase]],
+    concurrency: int,
+    one: Callable[[GenerateRequest, Phase, int | None], object],
+) -> None:
     queue = iter(jobs)
 
     async def lane() -> None:
@@ -138,9 +170,13 @@ async def _closed_loop(jobs: list[tuple[GenerateRequest, Phase]], concurrency: i
     await asyncio.gather(*(lane() for _ in range(min(concurrency, len(jobs)))))
 
 
-async def _open_loop(jobs: list[tuple[GenerateRequest, Phase]], arrivals_ns: Sequence[int],
-                     cap: int | None, clock: Clock,
-                     one: Callable[[GenerateRequest, Phase, int | None], object]) -> None:
+async def _open_loop(
+    jobs: list[tuple[GenerateRequest, Phase]],
+    arrivals_ns: Sequence[int],
+    cap: int | None,
+    clock: Clock,
+    one: Callable[[GenerateRequest, Phase, int | None], object],
+) -> None:
     if len(arrivals_ns) != len(jobs):
         raise ValueError(f"{len(arrivals_ns)} arrival times for {len(jobs)} requests")
     gate = asyncio.Semaphore(cap) if cap else None

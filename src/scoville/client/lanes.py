@@ -323,8 +323,9 @@ class LaneDriver:
             ex = await self.server.generate(req)
         finally:
             st.in_flight -= 1
-        self.sink.write(to_record(ex, req, self.cfg.pid, phase, self.tokenizer, scheduled_ns,
-                                   tags=tags))
+        self.sink.write(
+            to_record(ex, req, self.cfg.pid, phase, self.tokenizer, scheduled_ns, tags=tags)
+        )
         if phase == "measure":
             tree.sent += 1
             st.measured += 1

@@ -57,7 +57,8 @@ def _frame_text(obj: dict[str, Any]) -> str:
     delta = c0.get("delta") or {}
     # Reasoning models stream thoughts separately; they are output tokens all the same.
     return str(delta.get("content") or "") + str(
-        delta.get("reasoning_content") or delta.get("reasoning") or "")
+        delta.get("reasoning_content") or delta.get("reasoning") or ""
+    )
 
 
 def parse_frames(frames: list[tuple[int, bytes]], ex: Exchange) -> bool:
@@ -120,14 +121,21 @@ def _http_error(status: int, body: str) -> ErrorKind:
 class OpenAIStreamingServer:
     """A `Server` over HTTP: streams /v1/completions or /v1/chat/completions with aiohttp."""
 
-    def __init__(self, base_url: str, model: str, clock: Clock, api_key: str | None = None,
-                 request_timeout_s: float = 600.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        clock: Clock,
+        api_key: str | None = None,
+        request_timeout_s: float = 600.0,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.clock = clock
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=30,
-                                              sock_read=request_timeout_s)
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=30, sock_read=request_timeout_s
+        )
         self._session: aiohttp.ClientSession | None = None
 
     def _url(self, req: GenerateRequest) -> str:
@@ -137,12 +145,14 @@ class OpenAIStreamingServer:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, force_close=True)
-            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout,
-                                                  headers=self._headers)
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, headers=self._headers
+            )
         return self._session
 
-    async def generate(self, request: GenerateRequest,
-                       on_chunk: ChunkCallback | None = None) -> Exchange:
+    async def generate(
+        self, request: GenerateRequest, on_chunk: ChunkCallback | None = None
+    ) -> Exchange:
         body = json.dumps(request_body(request, self.model)).encode()
         ex = Exchange(start_ns=self.clock.now_ns())
         frames: list[tuple[int, bytes]] = []
@@ -179,8 +189,11 @@ class OpenAIStreamingServer:
         except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             ex.error, ex.error_detail = ErrorKind.TIMEOUT, str(exc) or "read timeout"
             parse_frames(frames, ex)
-        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError,
-                aiohttp.ClientOSError) as exc:
+        except (
+            aiohttp.ClientPayloadError,
+            aiohttp.ServerDisconnectedError,
+            aiohttp.ClientOSError,
+        ) as exc:
             ex.error, ex.error_detail = ErrorKind.STREAM_CUT, str(exc) or type(exc).__name__
             parse_frames(frames, ex)
         except aiohttp.ClientError as exc:

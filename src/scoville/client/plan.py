@@ -17,7 +17,9 @@ from scoville.workload.tokenizers import Tokenizer
 def to_request(prompt: Prompt, request_id: str, spec: BenchmarkSpec) -> GenerateRequest:
     api = spec.target.api
     return GenerateRequest(
-        request_id=request_id, api=api, input_tokens=prompt.input_tokens,
+        request_id=request_id,
+        api=api,
+        input_tokens=prompt.input_tokens,
         max_tokens=prompt.output_tokens,
         prompt=prompt.text if api == "completions" else None,
         messages=({"role": "user", "content": prompt.text},) if api == "chat" else None,
@@ -29,21 +31,40 @@ def to_request(prompt: Prompt, request_id: str, spec: BenchmarkSpec) -> Generate
 def rate_point_sizes(spec: BenchmarkSpec, rate_per_s: float) -> tuple[int, int]:
     """(measured, warmup) requests of an open-loop point: about 10 s of arrivals by default."""
     n = spec.load.requests_per_point or max(10, round(10 * rate_per_s))
-    w = spec.load.warmup_requests if spec.load.warmup_requests is not None else max(
-        1, round(2 * rate_per_s))
+    w = (
+        spec.load.warmup_requests
+        if spec.load.warmup_requests is not None
+        else max(1, round(2 * rate_per_s))
+    )
     return n, w
 
 
-def _requests(spec: BenchmarkSpec, tokenizer: Tokenizer | None, point_id: str, count: int,
-              seed: int, overhead_tokens: int, salt: str) -> list[GenerateRequest]:
+def _requests(
+    spec: BenchmarkSpec,
+    tokenizer: Tokenizer | None,
+    point_id: str,
+    count: int,
+    seed: int,
+    overhead_tokens: int,
+    salt: str,
+) -> list[GenerateRequest]:
     shape = spec.shape
-    prompts = build_prompts(tokenizer, count, shape.isl_tokens, shape.osl_tokens,
-                            shape.range_ratio, seed, overhead_tokens, salt)
+    prompts = build_prompts(
+        tokenizer,
+        count,
+        shape.isl_tokens,
+        shape.osl_tokens,
+        shape.range_ratio,
+        seed,
+        overhead_tokens,
+        salt,
+    )
     return [to_request(p, f"{point_id}-{i}", spec) for i, p in enumerate(prompts)]
 
 
-def build_plans(spec: BenchmarkSpec, tokenizer: Tokenizer | None,
-                overhead_tokens: int = 0, salt: str = "") -> list[PointPlan]:
+def build_plans(
+    spec: BenchmarkSpec, tokenizer: Tokenizer | None, overhead_tokens: int = 0, salt: str = ""
+) -> list[PointPlan]:
     """Every point of the sweep, concurrency points first, in the order given
     (`tokenizer=None`: token counts only, for targets that never read the text; `salt`:
     the run's prompt-text salt, see `build_prompts`)."""
@@ -51,8 +72,7 @@ def build_plans(spec: BenchmarkSpec, tokenizer: Tokenizer | None,
     for i, conc in enumerate(spec.load.concurrency):
         n, w = spec.requests_for(conc), spec.warmup_for(conc)
         pid = f"c{conc}"
-        reqs = _requests(spec, tokenizer, pid, n + w, spec.seed * 1000 + i, overhead_tokens,
-                         salt)
+        reqs = _requests(spec, tokenizer, pid, n + w, spec.seed * 1000 + i, overhead_tokens, salt)
         plans.append(PointPlan(pid, "concurrency", float(conc), reqs[:w], reqs[w:], conc))
     for j, rate in enumerate(spec.load.request_rates_per_s):
         n, w = rate_point_sizes(spec, rate)
@@ -60,6 +80,7 @@ def build_plans(spec: BenchmarkSpec, tokenizer: Tokenizer | None,
         seed = spec.seed * 1000 + 500 + j
         reqs = _requests(spec, tokenizer, pid, n + w, seed, overhead_tokens, salt)
         arrivals = arrival_offsets_ns(n + w, rate, spec.load.burstiness, seed)
-        plans.append(PointPlan(pid, "rate", rate, reqs[:w], reqs[w:],
-                               spec.load.max_concurrency, arrivals))
+        plans.append(
+            PointPlan(pid, "rate", rate, reqs[:w], reqs[w:], spec.load.max_concurrency, arrivals)
+        )
     return plans

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from scoville.errors import SpecError
+from scoville.spec.lists import parse_list
 
 if TYPE_CHECKING:
     from scoville.replay import ReplayOutcome
@@ -80,10 +80,7 @@ def replay(
     }
     ov: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
     if lanes:
-        try:
-            ov["lanes"] = [int(x) for x in lanes.split(",") if x.strip()]
-        except ValueError:
-            raise SpecError(f"--lanes takes integers separated by commas, got '{lanes}'.") from None
+        ov["lanes"] = parse_list(lanes, "--lanes", int, minimum=1, example="1,2,4,8")
     from scoville.replay import build_spec, run_replay
 
     spec = build_spec(trace, spec_file, ov)

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from scoville.errors import UserError
+from scoville.spec.lists import parse_list
 
 app = typer.Typer(add_completion=False)
 power_app = typer.Typer(add_completion=False, help="Power measurement sources on this machine.")
@@ -23,16 +23,9 @@ console = Console()
 
 
 def _levels(text: str) -> tuple[int, ...]:
-    try:
-        levels = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        levels = ()
-    if not levels or any(n < 1 for n in levels) or list(levels) != sorted(levels):
-        raise UserError(
-            f"--levels {text!r} is not a rising comma list of stream counts >= 1; "
-            "give e.g. --levels 1,2,4,8,16,32,64."
-        )
-    return levels
+    return tuple(
+        parse_list(text, "--levels", int, minimum=1, rising=True, example="1,2,4,8,16,32,64")
+    )
 
 
 LEVEL_COLUMNS = ("streams", "offer/s", "got/s", "e50", "e99", "lag99", "cpu", "srv99", "verdict")

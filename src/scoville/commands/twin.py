@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from scoville.errors import UserError
+from scoville.spec.lists import parse_list
 
 if TYPE_CHECKING:
     from scoville.twin.simulate import Simulation
@@ -36,15 +37,7 @@ Cat = Annotated[
 
 
 def _conc(text: str) -> list[int]:
-    try:
-        vals = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UserError(
-            f"--concurrency {text!r} must be a comma list of integers, e.g. 1,2,4."
-        ) from None
-    if not vals or min(vals) < 1:
-        raise UserError("--concurrency needs at least one integer >= 1.")
-    return vals
+    return parse_list(text, "--concurrency", int, minimum=1, example="1,2,4")
 
 
 @app.command("simulate")

@@ -41,8 +41,9 @@ def request_latency(r: RequestRecord) -> RequestLatency:
     per_token: list[float] = []
     for gap, n in zip(gaps.tolist(), r.chunk_tokens[1:], strict=True):
         per_token.extend([gap / n / NS] * max(1, n))
-    return RequestLatency(ttft_ns / NS, e2e_ns / NS, tpot,
-                          tuple((gaps / NS).tolist()), tuple(per_token))
+    return RequestLatency(
+        ttft_ns / NS, e2e_ns / NS, tpot, tuple((gaps / NS).tolist()), tuple(per_token)
+    )
 
 
 def stats(values: Sequence[float], prefix: str = "") -> dict[str, float | None]:
@@ -96,24 +97,33 @@ def _throughputs(ok: Sequence[RequestRecord], window_s: float, d: Declared) -> d
     in_tok = sum(r.input_tokens for r in ok)
     w = window_s if window_s > 0 else float("nan")
     row: dict[str, Any] = {
-        "req_per_s": len(ok) / w, "output_tok_per_s": out_tok / w,
-        "input_tok_per_s": in_tok / w, "total_tok_per_s": (in_tok + out_tok) / w,
+        "req_per_s": len(ok) / w,
+        "output_tok_per_s": out_tok / w,
+        "input_tok_per_s": in_tok / w,
+        "total_tok_per_s": (in_tok + out_tok) / w,
         "n_accelerators": d.n_accelerators,
     }
-    for name, key in (("tput_per_gpu", "total_tok_per_s"), ("output_tput_per_gpu",
-                      "output_tok_per_s"), ("input_tput_per_gpu", "input_tok_per_s")):
+    for name, key in (
+        ("tput_per_gpu", "total_tok_per_s"),
+        ("output_tput_per_gpu", "output_tok_per_s"),
+        ("input_tput_per_gpu", "input_tok_per_s"),
+    ):
         row[name] = row[key] / d.n_accelerators
     kw = d.power_w_per_accelerator / 1000.0 if d.power_w_per_accelerator else None
     row["power_w_per_accelerator"] = d.power_w_per_accelerator
     row["power_boundary"] = d.power_boundary if kw else None
-    for name, key in (("tput_per_kw", "tput_per_gpu"), ("output_tput_per_kw",
-                      "output_tput_per_gpu"), ("input_tput_per_kw", "input_tput_per_gpu")):
+    for name, key in (
+        ("tput_per_kw", "tput_per_gpu"),
+        ("output_tput_per_kw", "output_tput_per_gpu"),
+        ("input_tput_per_kw", "input_tput_per_gpu"),
+    ):
         row[name] = row[key] / kw if kw else None
     return row
 
 
-def summarize_point(records: Sequence[RequestRecord], window: PointWindow,
-                    declared: Declared) -> dict[str, Any]:
+def summarize_point(
+    records: Sequence[RequestRecord], window: PointWindow, declared: Declared
+) -> dict[str, Any]:
     """The summary row of one point from its measured records (warmup/primer excluded)."""
     measured = [r for r in records if r.phase == "measure" and r.point_id == window.point_id]
     ok = [r for r in measured if r.ok]
@@ -122,10 +132,14 @@ def summarize_point(records: Sequence[RequestRecord], window: PointWindow,
     n_failed = len(measured) - len(ok)
     failure_rate = n_failed / len(measured) if measured else 1.0
     row: dict[str, Any] = {
-        "point_id": window.point_id, "mode": window.mode, "level": window.level,
+        "point_id": window.point_id,
+        "mode": window.mode,
+        "level": window.level,
         "conc": int(window.level) if window.mode != "rate" else None,
         "request_rate": window.level if window.mode == "rate" else None,
-        "n_sent": len(measured), "n_ok": len(ok), "n_failed": n_failed,
+        "n_sent": len(measured),
+        "n_ok": len(ok),
+        "n_failed": n_failed,
         "failure_rate": failure_rate,
         "valid": bool(ok) and failure_rate <= INVALID_FAILURE_RATE and not window.diagnostic,
         "window_s": window_s,
@@ -140,15 +154,18 @@ def summarize_point(records: Sequence[RequestRecord], window: PointWindow,
     row.update(interactivity_stats(tpots))
     row.update(_throughputs(ok, window_s, declared))
     good = sum(1 for x in lats if _meets_slo(x, declared))
-    has_slo = any(v is not None for v in (declared.slo_ttft_s, declared.slo_tpot_s,
-                                          declared.slo_e2e_s))
+    has_slo = any(
+        v is not None for v in (declared.slo_ttft_s, declared.slo_tpot_s, declared.slo_e2e_s)
+    )
     row["goodput_req_per_s"] = good / window_s if has_slo and window_s > 0 else None
-    row["input_mismatch"] = sum(1 for r in ok if r.token_source == "usage"
-                                and r.input_tokens != r.expected_input_tokens)
+    row["input_mismatch"] = sum(
+        1 for r in ok if r.token_source == "usage" and r.input_tokens != r.expected_input_tokens
+    )
     cached = [r for r in ok if r.cached_tokens is not None]
     cached_in = sum(r.input_tokens for r in cached)
-    row["cache_hit_rate"] = (sum(r.cached_tokens or 0 for r in cached) / cached_in
-                             if cached_in else None)
+    row["cache_hit_rate"] = (
+        sum(r.cached_tokens or 0 for r in cached) / cached_in if cached_in else None
+    )
     row["token_sources"] = sorted({r.token_source for r in ok})
     return row
 
@@ -161,8 +178,12 @@ def _error_counts(records: Sequence[RequestRecord]) -> dict[str, int]:
     return counts
 
 
-def summarize(records: Sequence[RequestRecord], windows: Sequence[PointWindow],
-              declared: Declared, labels: dict[str, Any]) -> list[dict[str, Any]]:
+def summarize(
+    records: Sequence[RequestRecord],
+    windows: Sequence[PointWindow],
+    declared: Declared,
+    labels: dict[str, Any],
+) -> list[dict[str, Any]]:
     """One row per window, each carrying the run's labels (system, model, precision...)."""
     by_point: dict[str, list[RequestRecord]] = {}
     for r in records:

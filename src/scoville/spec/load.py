@@ -23,8 +23,10 @@ M = TypeVar("M", bound=BaseModel)
 def read_mapping(path: Path) -> dict[str, Any]:
     """Parse a YAML (.yaml/.yml), TOML (.toml) or JSON (.json) file into a dict."""
     if not path.is_file():
-        raise SpecError(f"Spec file {path} does not exist. Pass the path of a .yaml, .toml or "
-                        ".json spec, or leave --spec out to use the built-in default.")
+        raise SpecError(
+            f"Spec file {path} does not exist. Pass the path of a .yaml, .toml or "
+            ".json spec, or leave --spec out to use the built-in default."
+        )
     text = path.read_text(encoding="utf-8")
     try:
         if path.suffix == ".toml":
@@ -34,13 +36,17 @@ def read_mapping(path: Path) -> dict[str, Any]:
         else:
             data = yaml.safe_load(text)
     except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise SpecError(f"Spec file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: "
-                        f"{exc}. Fix the syntax and run again.") from exc
+        raise SpecError(
+            f"Spec file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: "
+            f"{exc}. Fix the syntax and run again."
+        ) from exc
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise SpecError(f"Spec file {path} must hold a mapping of fields at its top level, "
-                        f"not a {type(data).__name__}.")
+        raise SpecError(
+            f"Spec file {path} must hold a mapping of fields at its top level, "
+            f"not a {type(data).__name__}."
+        )
     return data
 
 
@@ -60,8 +66,10 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     for item in overrides:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise SpecError(f"Override '{item}' is not of the form a.b=value, e.g. "
-                            "--set load.concurrency=1,2,4 or --set shape.isl_tokens=1024.")
+            raise SpecError(
+                f"Override '{item}' is not of the form a.b=value, e.g. "
+                "--set load.concurrency=1,2,4 or --set shape.isl_tokens=1024."
+            )
         node = out
         parts = key.strip().split(".")
         for part in parts[:-1]:
@@ -80,8 +88,10 @@ def explain(exc: ValidationError, source: str) -> SpecError:
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         given = err.get("input")
         if err["type"] == "extra_forbidden":
-            parts.append(f"'{loc}' is not a known field (check its spelling; "
-                         "`scoville spec --schema` lists every field)")
+            parts.append(
+                f"'{loc}' is not a known field (check its spelling; "
+                "`scoville spec --schema` lists every field)"
+            )
         elif err["type"] == "missing":
             parts.append(f"'{loc}' is required")
         else:

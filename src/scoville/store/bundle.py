@@ -41,8 +41,7 @@ def new_run_dir(out_dir: Path, spec: BenchmarkSpec) -> Path:
 
 def write_json(path: Path, obj: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n",
-                   encoding="utf-8")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -57,27 +56,52 @@ def machine_facts() -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
-    return {"scoville": __version__, "python": sys.version.split()[0],
-            "platform": platform.platform(), "machine": platform.machine(),
-            "cpu_count": os.cpu_count(), "processor": platform.processor(),
-            "packages": versions}
+    return {
+        "scoville": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "processor": platform.processor(),
+        "packages": versions,
+    }
 
 
-def write_manifest(run_dir: Path, target_info: dict[str, Any], started_utc: str,
-                   extra: dict[str, Any] | None = None) -> None:
-    manifest = {"started_utc": started_utc, "ended_utc": datetime.now(UTC).isoformat(),
-                "client": machine_facts(), "target": target_info, **(extra or {})}
+def write_manifest(
+    run_dir: Path,
+    target_info: dict[str, Any],
+    started_utc: str,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    manifest = {
+        "started_utc": started_utc,
+        "ended_utc": datetime.now(UTC).isoformat(),
+        "client": machine_facts(),
+        "target": target_info,
+        **(extra or {}),
+    }
     write_json(run_dir / "manifest.json", manifest)
 
 
-def write_summary(run_dir: Path, spec: BenchmarkSpec, rows: list[dict[str, Any]],
-                  labels: dict[str, Any], notes: list[str],
-                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def write_summary(
+    run_dir: Path,
+    spec: BenchmarkSpec,
+    rows: list[dict[str, Any]],
+    labels: dict[str, Any],
+    notes: list[str],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """summary.json; `extra` adds run-level sections (e.g. the server timeline)."""
-    summary = {"schema": SUMMARY_SCHEMA, "run_id": run_dir.name,
-               "spec_hash": spec.content_hash(), "labels": labels,
-               "range_ratio": spec.shape.range_ratio, "notes": notes, "points": rows,
-               **(extra or {})}
+    summary = {
+        "schema": SUMMARY_SCHEMA,
+        "run_id": run_dir.name,
+        "spec_hash": spec.content_hash(),
+        "labels": labels,
+        "range_ratio": spec.shape.range_ratio,
+        "notes": notes,
+        "points": rows,
+        **(extra or {}),
+    }
     write_json(run_dir / "summary.json", summary)
     return summary
 
@@ -101,8 +125,10 @@ def _read(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DataError(f"{path.parent} is not a complete scoville run: {path.name} is "
-                        "missing. Pass a directory written by `scoville run --out`.") from None
+        raise DataError(
+            f"{path.parent} is not a complete scoville run: {path.name} is "
+            "missing. Pass a directory written by `scoville run --out`."
+        ) from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{path} is not valid JSON ({exc}).") from None
 
@@ -110,12 +136,16 @@ def _read(path: Path) -> Any:
 def load_run(path: Path) -> RunBundle:
     """Read a run directory (the summary must exist; manifest is optional)."""
     if not path.is_dir():
-        raise DataError(f"{path} is not a directory. Pass a run directory such as "
-                        "runs/20261129T150000Z-1a2b3c4d.")
+        raise DataError(
+            f"{path} is not a directory. Pass a run directory such as "
+            "runs/20261129T150000Z-1a2b3c4d."
+        )
     summary = _read(path / "summary.json")
     if summary.get("schema") != SUMMARY_SCHEMA:
-        raise DataError(f"{path}/summary.json has schema {summary.get('schema')!r}; this "
-                        f"scoville reads {SUMMARY_SCHEMA}.")
+        raise DataError(
+            f"{path}/summary.json has schema {summary.get('schema')!r}; this "
+            f"scoville reads {SUMMARY_SCHEMA}."
+        )
     spec = _read(path / "spec.json") if (path / "spec.json").exists() else {}
     manifest = _read(path / "manifest.json") if (path / "manifest.json").exists() else {}
     return RunBundle(path, spec, manifest, summary)
@@ -128,8 +158,7 @@ def find_runs(paths: list[Path]) -> list[RunBundle]:
         if (p / "summary.json").exists():
             runs.append(load_run(p))
         elif p.is_dir():
-            runs.extend(load_run(c) for c in sorted(p.iterdir())
-                        if (c / "summary.json").exists())
+            runs.extend(load_run(c) for c in sorted(p.iterdir()) if (c / "summary.json").exists())
         else:
             raise DataError(f"{p} is neither a run directory nor a folder of runs.")
     if not runs:

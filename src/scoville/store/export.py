@@ -21,6 +21,7 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     writer = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: v if not isinstance(v, (dict, list)) else repr(v)
-                         for k, v in r.items()})
+        writer.writerow(
+            {k: v if not isinstance(v, (dict, list)) else repr(v) for k, v in r.items()}
+        )
     return buf.getvalue()

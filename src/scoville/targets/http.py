@@ -20,8 +20,12 @@ from scoville.targets.base import Target
 from scoville.workload.tokenizers import Tokenizer, local_tokenizer
 
 
-def http_json(url: str, body: dict[str, Any] | None = None, api_key: str | None = None,
-              timeout_s: float = 10.0) -> Any:
+def http_json(
+    url: str,
+    body: dict[str, Any] | None = None,
+    api_key: str | None = None,
+    timeout_s: float = 10.0,
+) -> Any:
     """GET (body None) or POST JSON; returns the decoded JSON. Raises OSError/ValueError."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method="POST" if data else "GET")
@@ -46,15 +50,23 @@ class ServerTokenizer:
         self.name = f"server:{self.base_url}/tokenize"
 
     def encode(self, text: str) -> list[int]:
-        out = http_json(self.base_url + "/tokenize", {"content": text, "prompt": text,
-                                                      "model": self.model,
-                                                      "add_special": False,
-                                                      "add_special_tokens": False}, self._key)
+        out = http_json(
+            self.base_url + "/tokenize",
+            {
+                "content": text,
+                "prompt": text,
+                "model": self.model,
+                "add_special": False,
+                "add_special_tokens": False,
+            },
+            self._key,
+        )
         return [int(t["id"]) if isinstance(t, dict) else int(t) for t in out["tokens"]]
 
     def decode(self, ids: list[int]) -> str:
-        out = http_json(self.base_url + "/detokenize",
-                        {"tokens": ids, "model": self.model}, self._key)
+        out = http_json(
+            self.base_url + "/detokenize", {"tokens": ids, "model": self.model}, self._key
+        )
         return str(out.get("content", out.get("prompt", "")))
 
 
@@ -74,20 +86,27 @@ def discover(base_url: str, api_key: str | None) -> dict[str, Any]:
     try:
         models = http_json(base_url.rstrip("/") + "/v1/models", api_key=api_key)
     except urllib.error.HTTPError as exc:
-        hint = " Set target.api_key_env to the variable holding the key." if exc.code in (
-            401, 403) else ""
-        raise TargetError(f"{base_url}/v1/models answered HTTP {exc.code}.{hint} "
-                          "scoville needs an OpenAI-compatible server.") from None
+        hint = (
+            " Set target.api_key_env to the variable holding the key."
+            if exc.code in (401, 403)
+            else ""
+        )
+        raise TargetError(
+            f"{base_url}/v1/models answered HTTP {exc.code}.{hint} "
+            "scoville needs an OpenAI-compatible server."
+        ) from None
     except (OSError, ValueError) as exc:
         raise TargetError(
             f"Cannot reach an OpenAI-compatible server at {base_url} ({exc}). Check that the "
             "server is running and the URL (scheme, host, port) is right; or leave --target "
-            "out to benchmark the embedded llama.cpp server.") from None
+            "out to benchmark the embedded llama.cpp server."
+        ) from None
     info: dict[str, Any] = {"v1_models": models}
     try:
         props = http_json(base_url.rstrip("/") + "/props", api_key=api_key, timeout_s=3)
-        info["props"] = {k: props[k] for k in ("total_slots", "model_path", "build_info",
-                                                "n_ctx") if k in props}
+        info["props"] = {
+            k: props[k] for k in ("total_slots", "model_path", "build_info", "n_ctx") if k in props
+        }
     except (OSError, ValueError):
         pass
     return info
@@ -104,8 +123,10 @@ def resolve_api_key(spec: BenchmarkSpec) -> str | None:
         return os.environ.get("OPENAI_API_KEY")
     key = os.environ.get(env)
     if not key:
-        raise TargetError(f"target.api_key_env names ${env}, but it is not set. Export the "
-                          "API key in that variable (the key itself is never written to disk).")
+        raise TargetError(
+            f"target.api_key_env names ${env}, but it is not set. Export the "
+            "API key in that variable (the key itself is never written to disk)."
+        )
     return key
 
 
@@ -118,8 +139,10 @@ def open_http_target(spec: BenchmarkSpec, base_url: str, kind: str = "http") -> 
     if model is None:
         raise TargetError(f"{base_url}/v1/models lists no model; pass --model NAME.")
     if spec.target.model and ids and spec.target.model not in ids:
-        raise TargetError(f"The server at {base_url} does not serve '{spec.target.model}'; "
-                          f"it serves: {', '.join(ids)}. Pass one of these with --model.")
+        raise TargetError(
+            f"The server at {base_url} does not serve '{spec.target.model}'; "
+            f"it serves: {', '.join(ids)}. Pass one of these with --model."
+        )
     tokenizer = local_tokenizer(spec.target.tokenizer, model)
     if tokenizer is None and spec.target.tokenizer in ("auto", "server"):
         tokenizer = probe_server_tokenizer(base_url, model, key)
@@ -127,9 +150,17 @@ def open_http_target(spec: BenchmarkSpec, base_url: str, kind: str = "http") -> 
         raise TokenizerError(
             f"No tokenizer for '{model}': the server has no usable /tokenize endpoint and the "
             "model name matches no shipped encoding. Pass --tokenizer PATH/tokenizer.json or "
-            "--tokenizer tiktoken:o200k_base so prompts can be made exactly ISL tokens long.")
+            "--tokenizer tiktoken:o200k_base so prompts can be made exactly ISL tokens long."
+        )
     clock = MonotonicClock()
     server = OpenAIStreamingServer(base_url, model, clock, key, spec.target.request_timeout_s)
     info["tokenizer"] = tokenizer.name
-    return Target(server=server, clock=clock, model=model, tokenizer=tokenizer, kind=kind,
-                  info=info, metrics_url=base_url.rstrip("/") + "/metrics")
+    return Target(
+        server=server,
+        clock=clock,
+        model=model,
+        tokenizer=tokenizer,
+        kind=kind,
+        info=info,
+        metrics_url=base_url.rstrip("/") + "/metrics",
+    )

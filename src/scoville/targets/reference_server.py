@@ -95,19 +95,36 @@ async def _generate(request: web.Request) -> web.StreamResponse:
         await asyncio.sleep(max(0.0, t0 + sched.ttft_s + i * sched.itl_s - loop.time()))
         k = min(sched.tokens_per_chunk, n_tokens - i * sched.tokens_per_chunk)
         emit_ns.append(time.monotonic_ns())
-        await resp.write(_frame({"object": "text_completion", "model": sched.model,
-                                 "choices": [_choice(chat, " tok" * k, None)]}))
-    usage = {"prompt_tokens": _prompt_tokens(state, body), "completion_tokens": n_tokens,
-             "total_tokens": _prompt_tokens(state, body) + n_tokens,
-             "prompt_tokens_details": {"cached_tokens": 0}}
-    await resp.write(_frame({"object": "text_completion", "model": sched.model,
-                             "choices": [_choice(chat, "", "length")], "usage": usage}))
+        await resp.write(
+            _frame(
+                {
+                    "object": "text_completion",
+                    "model": sched.model,
+                    "choices": [_choice(chat, " tok" * k, None)],
+                }
+            )
+        )
+    usage = {
+        "prompt_tokens": _prompt_tokens(state, body),
+        "completion_tokens": n_tokens,
+        "total_tokens": _prompt_tokens(state, body) + n_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
+    await resp.write(
+        _frame(
+            {
+                "object": "text_completion",
+                "model": sched.model,
+                "choices": [_choice(chat, "", "length")],
+                "usage": usage,
+            }
+        )
+    )
     done_ns = time.monotonic_ns()
     await resp.write(b"data: [DONE]\n\n")
     user = body.get("user")
     if user:
-        state.truth[str(user)] = {"arrived_ns": arrived_ns, "emit_ns": emit_ns,
-                                  "done_ns": done_ns}
+        state.truth[str(user)] = {"arrived_ns": arrived_ns, "emit_ns": emit_ns, "done_ns": done_ns}
     return resp
 
 

@@ -26,12 +26,19 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
     except Exception:
         server.stop()
         raise
-    target.info["embedded"] = {"server": "llama.cpp (xllamacpp)", "slots": slots,
-                               "ctx_per_slot": ctx, "url": url,
-                               "server_log": str(server.log_path)}
+    target.info["embedded"] = {
+        "server": "llama.cpp (xllamacpp)",
+        "slots": slots,
+        "ctx_per_slot": ctx,
+        "url": url,
+        "server_log": str(server.log_path),
+    }
     # Facts the spec may leave "unknown": used as labels, and said so in the summary notes.
-    target.info["label_defaults"] = {"precision": "Q4_1", "framework": "llama.cpp",
-                                     "model": MODEL_ALIAS}
+    target.info["label_defaults"] = {
+        "precision": "Q4_1",
+        "framework": "llama.cpp",
+        "model": MODEL_ALIAS,
+    }
     target.on_close.append(server.stop)
     return target
 
@@ -46,8 +53,10 @@ def _open_twin(spec: BenchmarkSpec) -> Target:
 
     target: Target = open_twin_target(spec.target.url, spec)
     twin = target.info.get("twin", {})
-    target.info["accelerator_defaults"] = {"kind": twin.get("hardware"),
-                                           "count": twin.get("n_accelerators", 1)}
+    target.info["accelerator_defaults"] = {
+        "kind": twin.get("hardware"),
+        "count": twin.get("n_accelerators", 1),
+    }
     target.point_extras = lambda windows: twin_point_extras(target.server, windows)
     target.wants_text = False  # the twin simulates token counts; it never reads the text
     return target
@@ -66,6 +75,8 @@ def open_target(spec: BenchmarkSpec) -> Target:
     scheme = "embedded" if url == "embedded" else url.split(":", 1)[0]
     opener = OPENERS.get(scheme)
     if opener is None:
-        raise TargetError(f"Unknown target '{url}'. Use 'embedded', 'http://HOST:PORT' "
-                          "(any OpenAI-compatible server) or 'twin:HARDWARE/MODEL'.")
+        raise TargetError(
+            f"Unknown target '{url}'. Use 'embedded', 'http://HOST:PORT' "
+            "(any OpenAI-compatible server) or 'twin:HARDWARE/MODEL'."
+        )
     return opener(spec)

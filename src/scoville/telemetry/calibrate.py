@@ -118,8 +118,10 @@ def load_envelope(path: Path) -> Envelope:
     try:
         return Envelope.from_json_dict(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DataError(f"Cannot read the client envelope {path} ({exc}). Run `scoville "
-                        "calibrate --out PATH` to write one, or leave --envelope out.") from None
+        raise DataError(
+            f"Cannot read the client envelope {path} ({exc}). Run `scoville "
+            "calibrate --out PATH` to write one, or leave --envelope out."
+        ) from None
 
 
 class _Collect(Sink):

@@ -22,9 +22,9 @@ Role = Literal["both", "prefill", "decode"]
 TokenCallback = Callable[[int, int], None]  # (t_ns, tokens)
 
 
-
 REJECT_BASE_NS = 2_000_000  # request parsing and validation before a 400 (2 ms)
 REJECT_NS_PER_TOKEN = 1_000  # prompt tokenization, about 1 M tokens/s
+
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:

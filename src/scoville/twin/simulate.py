@@ -91,4 +91,3 @@ def bundle_spec_dict(sim: Simulation) -> dict[str, Any]:
             "disaggregated": cfg.disagg is not None,
         },
     }
-

@@ -57,8 +57,13 @@ def _candidate(n_tokens: int, rng: random.Random) -> str:
     return f"{rng.randrange(10**9):09d} " + " ".join(words)
 
 
-def exact_prompt(tokenizer: Tokenizer, n_tokens: int, rng: random.Random,
-                 overhead_tokens: int = 0, max_tries: int = 8) -> str:
+def exact_prompt(
+    tokenizer: Tokenizer,
+    n_tokens: int,
+    rng: random.Random,
+    overhead_tokens: int = 0,
+    max_tries: int = 8,
+) -> str:
     """Text whose encoding is exactly `n_tokens - overhead_tokens` tokens.
 
     `overhead_tokens` is what the server adds around the text (chat template, BOS), so the
@@ -68,7 +73,8 @@ def exact_prompt(tokenizer: Tokenizer, n_tokens: int, rng: random.Random,
     if want < 1:
         raise TokenizerError(
             f"An input length of {n_tokens} tokens leaves no room for the prompt after "
-            f"{overhead_tokens} tokens of template overhead; raise shape.isl_tokens.")
+            f"{overhead_tokens} tokens of template overhead; raise shape.isl_tokens."
+        )
     for _ in range(max_tries):
         text = tokenizer.decode(tokenizer.encode(_candidate(want, rng))[:want])
         for _fix in range(6):
@@ -81,12 +87,20 @@ def exact_prompt(tokenizer: Tokenizer, n_tokens: int, rng: random.Random,
                 text = text + " " + " ".join(rng.choices(_WORDS, k=want - len(ids)))
     raise TokenizerError(
         f"Could not build a prompt of exactly {want} tokens with tokenizer "
-        f"{tokenizer.name}; its round trip is unstable. Choose another tokenizer.")
+        f"{tokenizer.name}; its round trip is unstable. Choose another tokenizer."
+    )
 
 
-def build_prompts(tokenizer: Tokenizer | None, count: int, isl_tokens: int, osl_tokens: int,
-                  range_ratio: float, seed: int, overhead_tokens: int = 0,
-                  salt: str = "") -> list[Prompt]:
+def build_prompts(
+    tokenizer: Tokenizer | None,
+    count: int,
+    isl_tokens: int,
+    osl_tokens: int,
+    range_ratio: float,
+    seed: int,
+    overhead_tokens: int = 0,
+    salt: str = "",
+) -> list[Prompt]:
     """`count` prompts; lengths are deterministic in `seed`, text in (`seed`, `salt`).
 
     A per-run `salt` gives every run fresh text of the same lengths, so a server's prompt
@@ -98,5 +112,7 @@ def build_prompts(tokenizer: Tokenizer | None, count: int, isl_tokens: int, osl_
     if tokenizer is None:
         return [Prompt("", i, o) for i, o in zip(isl, osl, strict=True)]
     text_rng = random.Random(f"{seed}:{salt}")
-    return [Prompt(exact_prompt(tokenizer, i, text_rng, overhead_tokens), i, o)
-            for i, o in zip(isl, osl, strict=True)]
+    return [
+        Prompt(exact_prompt(tokenizer, i, text_rng, overhead_tokens), i, o)
+        for i, o in zip(isl, osl, strict=True)
+    ]
