@@ -45,6 +45,7 @@ def parse_list(
         values.append(value)
     if rising and any(b <= a for a, b in itertools.pairwise(values)):
         raise SpecError(
-            f"{option} {text!r} must be a rising list (each item larger than the last), e.g. {option} {example}."
+            f"{option} {text!r} must be a rising list (each item larger than the last), "
+            f"e.g. {option} {example}."
         )
     return values
