@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from scoville.errors import SpecError
+from scoville.spec.defaults import defaults_for, target_kind
 from scoville.spec.model import BenchmarkSpec
 
 M = TypeVar("M", bound=BaseModel)
@@ -106,25 +107,16 @@ def validate_as(model: type[M], data: dict[str, Any], source: str) -> M:
         raise explain(exc, source) from None
 
 
-# The embedded default matrix, sized for 2 CPU cores: llama.cpp prefills at about 1 ms per
-# token there and is compute-bound, so long prompts make every point prefill-bound and the
-# frontier flat; a short prompt and a longer output show the batching trade-off within minutes.
-# Concurrency 2 gains nothing over 1 there (measured: TPOT doubles), so the sweep skips it.
-EMBEDDED_DEFAULTS: dict[str, object] = {
-    "name": "embedded-smollm2",
-    "shape": {"isl_tokens": 64, "osl_tokens": 128},
-    "load": {"concurrency": [1, 4, 8, 16]},
-}
-
-
 def load_spec(path: Path | None = None, overrides: list[str] | None = None) -> BenchmarkSpec:
     """The spec at `path` with overrides applied, validated. Without a file the base is the
-    model defaults, or `EMBEDDED_DEFAULTS` when the target stays the embedded server."""
+    default matrix of the target's kind (`scoville.spec.defaults.defaults_for`)."""
     data = read_mapping(path) if path is not None else {}
     data = apply_overrides(data, overrides or [])
-    if path is None and data.get("target", {}).get("url", "embedded") == "embedded":
-        data = _merged(json.loads(json.dumps(EMBEDDED_DEFAULTS)), data)
-    return validate_as(BenchmarkSpec, data, str(path) if path else "the defaults")
+    if path is None:
+        url = str(data.get("target", {}).get("url", "embedded"))
+        data = _merged(defaults_for(target_kind(url)), data)
+    source = str(path) if path else ("the command line" if overrides else "the defaults")
+    return validate_as(BenchmarkSpec, data, source)
 
 
 def _merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
