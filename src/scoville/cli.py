@@ -7,22 +7,29 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from scoville.commands import agentic as agentic_commands
 from scoville.commands import analysis as analysis_commands
 from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
+from scoville.commands._fmt import console as make_console
+from scoville.commands._fmt import fixed
+from scoville.commands._options import spec_option
 from scoville.errors import UserError
+from scoville.spec.flags import RUN_FLAGS
+
+if TYPE_CHECKING:
+    from scoville.spec.model import BenchmarkSpec
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help is plain text: brackets in field descriptions stay
     help="scoville: measure LLM inference servers and audit the claims made about them.",
 )
 # Each area's commands live in scoville/commands/<area>.py and are mounted at top level.
@@ -33,8 +40,8 @@ for _area_app in (
     agentic_commands.app,
 ):
     app.add_typer(_area_app)
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 SpecOpt = Annotated[Path | None, typer.Option("--spec", help="Spec file (.yaml/.toml/.json).")]
 SetOpt = Annotated[
@@ -43,12 +50,27 @@ SetOpt = Annotated[
 ]
 
 
-def _overrides(sets: list[str] | None, **flags: object) -> list[str]:
-    out = list(sets or [])
-    for key, value in flags.items():
-        if value is not None:
-            out.append(f"{key}={value}")
-    return out
+# Flags that set spec fields: the table is scoville.spec.flags.RUN_FLAGS, help from the field.
+TargetOpt = Annotated[str | None, spec_option("target")]
+ModelOpt = Annotated[str | None, spec_option("model")]
+ApiOpt = Annotated[str | None, spec_option("api")]
+TokenizerOpt = Annotated[str | None, spec_option("tokenizer")]
+ConcurrencyOpt = Annotated[str | None, spec_option("concurrency")]
+RatesOpt = Annotated[str | None, spec_option("rates")]
+IslOpt = Annotated[int | None, spec_option("isl")]
+OslOpt = Annotated[int | None, spec_option("osl")]
+RangeRatioOpt = Annotated[float | None, spec_option("range_ratio")]
+RequestsOpt = Annotated[int | None, spec_option("requests_per_point")]
+WarmupOpt = Annotated[int | None, spec_option("warmup")]
+SeedOpt = Annotated[int | None, spec_option("seed")]
+
+
+def _resolve(spec: Path | None, sets: list[str] | None, given: dict[str, object]) -> BenchmarkSpec:
+    """The frozen spec a command line resolves to: file, then --set, then the flags."""
+    from scoville.spec.flags import run_values
+    from scoville.spec.load import load_spec
+
+    return load_spec(spec, list(sets or []), run_values(given))
 
 
 def _point_table(summary: dict[str, object]) -> Table:
@@ -66,20 +88,15 @@ def _point_table(summary: dict[str, object]) -> Table:
     ):
         table.add_column(col, justify="right")
     for r in summary["points"]:  # type: ignore[attr-defined]
-
-        def f(key: str, scale: float = 1.0, d: int = 1, row: dict[str, object] = r) -> str:
-            v = row.get(key)
-            return f"{float(v) * scale:,.{d}f}" if isinstance(v, (int, float)) else "-"
-
         table.add_row(
             str(r["point_id"]),
             f"{r['n_ok']}/{r['n_sent']}",
-            f("median_ttft", 1e3),
-            f("median_tpot", 1e3, 2),
-            f("median_e2e", 1, 3),
-            f("median_intvty"),
-            f("tput_per_gpu"),
-            f("output_tput_per_gpu"),
+            fixed(r.get("median_ttft"), 1, 1e3),
+            fixed(r.get("median_tpot"), 2, 1e3),
+            fixed(r.get("median_e2e"), 3),
+            fixed(r.get("median_intvty")),
+            fixed(r.get("tput_per_gpu")),
+            fixed(r.get("output_tput_per_gpu")),
             "yes" if r["valid"] else "[red]NO[/red]",
         )
     return table
@@ -89,23 +106,18 @@ def _point_table(summary: dict[str, object]) -> Table:
 def run(
     spec: SpecOpt = None,
     set_: SetOpt = None,
-    target: Annotated[
-        str | None, typer.Option(help="'embedded' (default), http://HOST:PORT or twin:HW/MODEL.")
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Model name at the target.")] = None,
-    api: Annotated[str | None, typer.Option(help="completions or chat.")] = None,
-    tokenizer: Annotated[
-        str | None, typer.Option(help="auto, server, tiktoken:NAME or a tokenizer.json path.")
-    ] = None,
-    concurrency: Annotated[str | None, typer.Option(help="Comma list, e.g. 1,2,4,8.")] = None,
-    rates: Annotated[
-        str | None,
-        typer.Option(
-            help="Open-loop request rates (req/s), e.g. 0.5,1,2; alone, they replace the concurrency sweep."
-        ),
-    ] = None,
-    isl: Annotated[int | None, typer.Option(help="Input tokens per request.")] = None,
-    osl: Annotated[int | None, typer.Option(help="Output tokens per request.")] = None,
+    target: TargetOpt = None,
+    model: ModelOpt = None,
+    api: ApiOpt = None,
+    tokenizer: TokenizerOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    rates: RatesOpt = None,
+    isl: IslOpt = None,
+    osl: OslOpt = None,
+    range_ratio: RangeRatioOpt = None,
+    requests_per_point: RequestsOpt = None,
+    warmup: WarmupOpt = None,
+    seed: SeedOpt = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     workers: Annotated[
         str | None,
@@ -121,27 +133,12 @@ def run(
     ] = None,
 ) -> None:
     """Run a benchmark sweep and write a bundle with report.html (embedded target by default)."""
+    given = {k: v for k, v in locals().items() if k in RUN_FLAGS}
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from scoville.pipeline import run_benchmark
-    from scoville.spec.load import load_spec
 
-    frozen = load_spec(
-        spec,
-        _overrides(
-            set_,
-            **{
-                "target.url": target,
-                "target.model": model,
-                "target.api": api,
-                "target.tokenizer": tokenizer,
-                "load.concurrency": "[]" if rates and concurrency is None else concurrency,
-                "load.request_rates_per_s": rates,
-                "shape.isl_tokens": isl,
-                "shape.osl_tokens": osl,
-            },
-        ),
-    )
+    frozen = _resolve(spec, set_, given)
     console.print(
         f"spec {frozen.content_hash()}: target {frozen.target.url}, ISL "
         f"{frozen.shape.isl_tokens} / OSL {frozen.shape.osl_tokens} (range ratio "
@@ -227,18 +224,33 @@ def export(
 def spec_cmd(
     spec: SpecOpt = None,
     set_: SetOpt = None,
-    schema: Annotated[bool, typer.Option(help="Print the JSON Schema instead.")] = False,
+    target: TargetOpt = None,
+    model: ModelOpt = None,
+    api: ApiOpt = None,
+    tokenizer: TokenizerOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    rates: RatesOpt = None,
+    isl: IslOpt = None,
+    osl: OslOpt = None,
+    range_ratio: RangeRatioOpt = None,
+    requests_per_point: RequestsOpt = None,
+    warmup: WarmupOpt = None,
+    seed: SeedOpt = None,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the JSON Schema instead.")
+    ] = False,
 ) -> None:
-    """Print the resolved, frozen spec (defaults + file + overrides) and its hash."""
+    """Print the spec a `run` command line resolves to (defaults for the target's kind + file +
+    --set + flags), frozen, with its hash. Takes the same flags as `run`."""
     import json
 
-    from scoville.spec.load import load_spec
     from scoville.spec.model import BenchmarkSpec
 
+    given = {k: v for k, v in locals().items() if k in RUN_FLAGS}
     if schema:
         sys.stdout.write(json.dumps(BenchmarkSpec.model_json_schema(), indent=2) + "\n")
         return
-    frozen = load_spec(spec, list(set_ or []))
+    frozen = _resolve(spec, set_, given)
     sys.stdout.write(
         json.dumps({"content_hash": frozen.content_hash(), "spec": frozen.to_dict()}, indent=2)
         + "\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ from scoville.pipeline import finish_run
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink
 from scoville.spec.agentic import AgenticSpec
-from scoville.spec.load import apply_overrides, read_mapping, validate_as
+from scoville.spec.flags import apply_values
+from scoville.spec.load import read_mapping, validate_as
 from scoville.spec.model import BenchmarkSpec, LoadSpec, SequenceShape
 from scoville.targets.base import Target
 from scoville.targets.registry import open_target
@@ -44,14 +45,14 @@ class ReplayOutcome:
     windows: list[PointWindow] = field(default_factory=list)
 
 
-def build_spec(trace: str | None, spec_file: Path | None, overrides: dict[str, Any]) -> AgenticSpec:
-    """An `AgenticSpec` from a spec file (YAML/TOML/JSON) and/or the command line (the command
-    line wins); errors name every offending field."""
+def build_spec(trace: str | None, spec_file: Path | None, values: Mapping[str, Any]) -> AgenticSpec:
+    """An `AgenticSpec` from a spec file (YAML/TOML/JSON) and/or the command line's typed
+    `values` (dotted field path -> value; the command line wins); errors name every field."""
     data = read_mapping(spec_file) if spec_file else {}
     if trace is not None:
         src = detect_source(trace).model_dump(mode="json")
         data["source"] = {**data.get("source", {}), **src}
-    data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in overrides.items()])
+    data = apply_values(data, values)
     return validate_as(AgenticSpec, data, str(spec_file) if spec_file else "the command line")
 
 

@@ -11,21 +11,36 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from scoville.spec.lists import parse_list
+from scoville.commands._fmt import console, num
+from scoville.commands._options import spec_option
+from scoville.spec.flags import REPLAY_FLAGS, flag_values
 
 if TYPE_CHECKING:
     from scoville.replay import ReplayOutcome
     from scoville.spec.agentic import AgenticSpec
 
-app = typer.Typer()
+app = typer.Typer(rich_markup_mode=None)
 
 
-def _fmt(v: Any, unit: str = "") -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.3g}{unit}"
-    return f"{v}{unit}"
+def _opt(name: str) -> Any:
+    from scoville.spec.agentic import AgenticSpec
+
+    return spec_option(name, AgenticSpec, REPLAY_FLAGS)
+
+
+# Flags that set AgenticSpec fields (table: scoville.spec.flags.REPLAY_FLAGS).
+TargetOpt = Annotated[str | None, _opt("target")]
+LanesOpt = Annotated[str | None, _opt("lanes")]
+WindowOpt = Annotated[float | None, _opt("window_s")]
+ScaleOpt = Annotated[float | None, _opt("scale")]
+WindowTokensOpt = Annotated[int | None, _opt("window_tokens")]
+MaxSessionsOpt = Annotated[int | None, _opt("max_sessions")]
+MaxRequestOpt = Annotated[int | None, _opt("max_request_tokens")]
+LiveOpt = Annotated[bool, _opt("live")]
+NoCacheBustOpt = Annotated[bool, _opt("no_cache_bust")]
+SeedOpt = Annotated[int | None, _opt("seed")]
+ScheduleOpt = Annotated[str | None, _opt("schedule")]
+TimeScaleOpt = Annotated[float | None, _opt("time_scale")]
 
 
 @app.command("replay")
@@ -42,48 +57,25 @@ def replay(
     spec_file: Annotated[
         Path | None, typer.Option("--spec", help="Agentic spec (YAML/JSON).")
     ] = None,
-    target: Annotated[
-        str | None, typer.Option(help="embedded | http://HOST:PORT | twin:...")
-    ] = None,
-    lanes: Annotated[str | None, typer.Option(help="Lane counts, e.g. 1,2,4,8.")] = None,
-    window_s: Annotated[float | None, typer.Option(help="Measured window per point (s).")] = None,
-    scale: Annotated[float | None, typer.Option(help="Context scale factor in (0, 1].")] = None,
-    window_tokens: Annotated[int | None, typer.Option(help="Target context window.")] = None,
-    max_sessions: Annotated[int | None, typer.Option(help="Use the first N sessions.")] = None,
-    max_request_tokens: Annotated[
-        int | None, typer.Option(help="Drop sessions with a request over this many tokens.")
-    ] = None,
-    live: Annotated[bool, typer.Option(help="Thread live model output into prompts.")] = False,
-    no_cache_bust: Annotated[bool, typer.Option(help="No per-play cache-bust marker.")] = False,
-    seed: Annotated[int | None, typer.Option(help="Seed (generation, start points).")] = None,
-    schedule: Annotated[
-        str | None, typer.Option(help="'lanes' (closed loop) or 'timestamps' (recorded times).")
-    ] = None,
-    time_scale: Annotated[
-        float | None, typer.Option(help="Multiply recorded gaps and timestamps by this.")
-    ] = None,
+    target: TargetOpt = None,
+    lanes: LanesOpt = None,
+    window_s: WindowOpt = None,
+    scale: ScaleOpt = None,
+    window_tokens: WindowTokensOpt = None,
+    max_sessions: MaxSessionsOpt = None,
+    max_request_tokens: MaxRequestOpt = None,
+    live: LiveOpt = False,
+    no_cache_bust: NoCacheBustOpt = False,
+    seed: SeedOpt = None,
+    schedule: ScheduleOpt = None,
+    time_scale: TimeScaleOpt = None,
     out: Annotated[Path, typer.Option(help="Directory for run bundles.")] = Path("runs"),
 ) -> None:
-    """Replay agentic sessions in lanes and report what agents feel."""
-    flags = {
-        "schedule": schedule,
-        "source.time_scale": time_scale,
-        "target.url": target,
-        "window_s": window_s,
-        "seed": seed,
-        "context.scale_factor": scale,
-        "source.max_sessions": max_sessions,
-        "context.max_request_tokens": max_request_tokens,
-        "context.target_window_tokens": window_tokens,
-        "assistant_turns": "live" if live else None,
-        "cache_bust": False if no_cache_bust else None,
-    }
-    ov: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
-    if lanes:
-        ov["lanes"] = parse_list(lanes, "--lanes", int, minimum=1, example="1,2,4,8")
+    """Agentic replay: replay agent sessions in lanes and report what agents feel."""
+    values = flag_values(REPLAY_FLAGS, locals())
     from scoville.replay import build_spec, run_replay
 
-    spec = build_spec(trace, spec_file, ov)
+    spec = build_spec(trace, spec_file, values)
     print_outcome(spec, run_replay(spec, out))
 
 
@@ -100,10 +92,9 @@ COLUMNS = (  # (header, row field, unit)
 
 
 def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    con = console()
     for n in res.notes:
         con.print(f"[dim]{n}[/dim]")
     table = Table(title=f"agentic replay: {spec.name}")
@@ -112,6 +103,6 @@ def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> None:
     table.add_column("valid")
     for r in res.rows:
         verdict = "yes" if r["valid"] else ("diagnostic" if r["diagnostic"] else "no")
-        table.add_row(*(_fmt(r[field], unit) for _, field, unit in COLUMNS), verdict)
+        table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict)
     con.print(table)
     con.print(f"bundle: {res.run_dir}")

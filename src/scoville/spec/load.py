@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from scoville.errors import SpecError
 from scoville.spec.defaults import defaults_for, target_kind
+from scoville.spec.flags import apply_values
 from scoville.spec.model import BenchmarkSpec
 
 M = TypeVar("M", bound=BaseModel)
@@ -62,7 +64,7 @@ def _parse_value(raw: str) -> Any:
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply `a.b=c` assignments to a nested dict (a copy is returned)."""
+    """Apply `a.b=c` assignments (text, as typed after `--set`) to a nested dict (a copy)."""
     out: dict[str, Any] = json.loads(json.dumps(data))
     for item in overrides:
         key, sep, raw = item.partition("=")
@@ -71,14 +73,10 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 f"Override '{item}' is not of the form a.b=value, e.g. "
                 "--set load.concurrency=1,2,4 or --set shape.isl_tokens=1024."
             )
-        node = out
-        parts = key.strip().split(".")
-        for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise SpecError(f"Override '{item}': '{part}' is a value, not a section.")
-            node = child
-        node[parts[-1]] = _parse_value(raw.strip())
+        try:
+            apply_values(out, {key.strip(): _parse_value(raw.strip())})
+        except SpecError as exc:
+            raise SpecError(f"Override '{item}': {exc}") from None
     return out
 
 
@@ -96,7 +94,8 @@ def explain(exc: ValidationError, source: str) -> SpecError:
         elif err["type"] == "missing":
             parts.append(f"'{loc}' is required")
         else:
-            parts.append(f"'{loc}' = {given!r}: {err['msg']}")
+            msg = err["msg"].replace("tuple", "list")  # a user writes lists, never tuples
+            parts.append(f"'{loc}' = {given!r}: {msg}")
     return SpecError(f"The spec from {source} is invalid: " + "; ".join(parts) + ".")
 
 
@@ -107,15 +106,21 @@ def validate_as(model: type[M], data: dict[str, Any], source: str) -> M:
         raise explain(exc, source) from None
 
 
-def load_spec(path: Path | None = None, overrides: list[str] | None = None) -> BenchmarkSpec:
-    """The spec at `path` with overrides applied, validated. Without a file the base is the
-    default matrix of the target's kind (`scoville.spec.defaults.defaults_for`)."""
+def load_spec(
+    path: Path | None = None,
+    overrides: list[str] | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> BenchmarkSpec:
+    """The spec at `path` with `--set` overrides (text) and then flag `values` (typed, by
+    dotted path) applied, validated. Without a file the base is the default matrix of the
+    target's kind (`scoville.spec.defaults.defaults_for`)."""
     data = read_mapping(path) if path is not None else {}
-    data = apply_overrides(data, overrides or [])
+    data = apply_values(apply_overrides(data, overrides or []), values or {})
     if path is None:
         url = str(data.get("target", {}).get("url", "embedded"))
         data = _merged(defaults_for(target_kind(url)), data)
-    source = str(path) if path else ("the command line" if overrides else "the defaults")
+    given = overrides or values
+    source = str(path) if path else ("the command line" if given else "the defaults")
     return validate_as(BenchmarkSpec, data, source)
 
 
