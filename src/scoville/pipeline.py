@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from scoville.store.bundle import (
     write_spec,
     write_summary,
 )
-from scoville.targets.base import Target
+from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import annotate_rows, timeline
 from scoville.telemetry.calibrate import Envelope, load_envelope
@@ -50,36 +50,33 @@ class RunResult:
     summary: dict[str, Any]
 
 
-def labels_of(
-    spec: BenchmarkSpec, model: str, defaults: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """The labels that group points into configurations. `defaults` (facts a target knows,
-    e.g. the embedded model's quantisation) fill labels the spec leaves "unknown"."""
+def labels_of(spec: BenchmarkSpec, source: RunSource) -> dict[str, Any]:
+    """The labels that group points into configurations. Labels the target knows (e.g. the
+    embedded model's quantisation) fill those the spec leaves "unknown"."""
     labels = {
         "system": spec.accelerators.kind,
-        "model": spec.model_name or model,
+        "model": spec.model_name or source.model,
         "precision": spec.precision,
         "framework": spec.serving.framework,
         "spec_decode": spec.serving.speculative_decoding,
         "disagg": spec.serving.disaggregated,
     }
-    for key, value in (defaults or {}).items():
+    for key, value in source.labels.items():
         if labels.get(key) in ("unknown", None):
             labels[key] = value
     return labels
 
 
 def with_target_accelerators(
-    spec: BenchmarkSpec, target_info: dict[str, Any], notes: list[str]
+    spec: BenchmarkSpec, source: RunSource, notes: list[str]
 ) -> BenchmarkSpec:
     """A spec whose accelerators are left at the default takes the target's own (the twin
     knows it serves with TP=8 on H200s); a spec that declares them keeps its declaration."""
-    acc = target_info.get("accelerator_defaults")
-    if not acc or spec.accelerators != AcceleratorSpec():
+    acc = source.accelerators
+    if acc is None or spec.accelerators != AcceleratorSpec():
         return spec
-    update = {k: v for k, v in acc.items() if v is not None}
-    notes.append(f"accelerators from the target: {update}")
-    return spec.model_copy(update={"accelerators": spec.accelerators.model_copy(update=update)})
+    notes.append(f"accelerators from the target: {acc.kind} x{acc.count}")
+    return spec.model_copy(update={"accelerators": acc})
 
 
 def declared_of(spec: BenchmarkSpec) -> Declared:
@@ -138,14 +135,13 @@ def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[Reques
 
 
 def _worker_target(target: Target, spec: BenchmarkSpec) -> WorkerTarget:
-    base_url = getattr(target.server, "base_url", None)
-    if base_url is None:
+    if target.base_url is None:
         raise TargetError(
-            f"--workers needs an HTTP target; a {target.kind} target runs in "
+            f"--workers needs an HTTP target; {spec.target.url} runs in "
             "this process only. Drop --workers."
         )
     return WorkerTarget(
-        base_url, target.model, spec.target.api_key_env, spec.target.request_timeout_s
+        target.base_url, target.model, spec.target.api_key_env, spec.target.request_timeout_s
     )
 
 
@@ -196,7 +192,7 @@ async def drive(
             spec, target.tokenizer if target.wants_text else None, overhead, salt
         )
         session = None
-        if target.kind != "twin":
+        if target.has_telemetry:
             session = TelemetrySession.auto(
                 metrics_url=target.metrics_url,
                 clock=target.clock,
@@ -272,60 +268,53 @@ def run_benchmark(
         sink.close()
         write_manifest(
             run_dir,
-            {"kind": target.kind, "model": target.model, **target.info},
+            target.manifest(),
             started,
             {"client_workers": workers or "1"},
         )
     records, windows = read_records(run_dir / "records.jsonl")
-    defaults = target.info.get("label_defaults")
-    if defaults:
-        notes.append(f"labels from the target: {defaults}")
-    spec = with_target_accelerators(spec, target.info, notes)
-    extra = target.point_extras(windows) if target.point_extras else None
+    measured = Measured(records, windows, driven.telemetry, driven.workers)
     if env is not None:
         notes.append(f"client envelope from {envelope}")
-    result = summarize_run(
-        run_dir,
-        spec,
-        records,
-        windows,
-        target.model,
-        notes,
-        extra,
-        telemetry=driven.telemetry,
-        workers=driven.workers,
-        label_defaults=defaults,
-        envelope=env,
-    )
+    result = summarize_run(run_dir, spec, measured, target.source(windows), notes, env)
     if interrupted:
         raise KeyboardInterrupt(str(run_dir))
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """What a sweep produced: its records and point windows, the telemetry recorded around
+    it, and each point's client-worker results (when it was spread over processes)."""
+
+    records: Sequence[RequestRecord]
+    windows: Sequence[PointWindow]
+    telemetry: TelemetryResult | None = None
+    workers: Mapping[str, list[WorkerResult]] = field(default_factory=dict)
+
+
 def summarize_run(
     run_dir: Path,
     spec: BenchmarkSpec,
-    records: Sequence[RequestRecord],
-    windows: Sequence[PointWindow],
-    model: str,
+    measured: Measured,
+    source: RunSource,
     notes: list[str],
-    extra: dict[str, Any] | None = None,
-    telemetry: TelemetryResult | None = None,
-    workers: dict[str, list[WorkerResult]] | None = None,
-    label_defaults: dict[str, Any] | None = None,
     envelope: Envelope | None = None,
 ) -> RunResult:
     """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html."""
-    labels = labels_of(spec, model, label_defaults)
+    if source.labels:
+        notes.append("labels from the target: " + _pairs(source.labels))
+    spec = with_target_accelerators(spec, source, notes)
+    labels = labels_of(spec, source)
     shape = {
         "isl": spec.shape.isl_tokens,
         "osl": spec.shape.osl_tokens,
         "range_ratio": spec.shape.range_ratio,
     }
+    records, windows, telemetry = measured.records, measured.windows, measured.telemetry
     rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
-    if extra:
-        for row in rows:
-            row.update(extra.get(row["point_id"], {}))
+    for row in rows:
+        row.update(source.extra.get(row["point_id"], {}))
     if telemetry is not None:
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
         rows = annotate_rows(
@@ -334,7 +323,7 @@ def summarize_run(
             windows,
             records,
             spec.accelerators.count,
-            workers=workers or None,
+            workers=dict(measured.workers) or None,
             envelope=envelope,
         )
     sections = {}
@@ -345,43 +334,29 @@ def summarize_run(
     return RunResult(run_dir, summary)
 
 
+def _pairs(mapping: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in mapping.items())
+
+
 def finish_run(
     spec: BenchmarkSpec,
-    records: Sequence[RequestRecord],
-    windows: Sequence[PointWindow],
+    measured: Measured,
     out_dir: Path,
-    target_info: dict[str, Any],
+    source: RunSource,
     notes: Sequence[str] = (),
-    extra: dict[str, Any] | None = None,
-    telemetry: TelemetryResult | None = None,
 ) -> RunResult:
-    """Write a bundle for records made elsewhere (the twin's fast path, agentic replay).
-
-    `extra` maps point_id -> fields added to that point's summary row; `telemetry` adds
-    telemetry.json, the telemetry columns and the server timeline."""
+    """Write a bundle for records made elsewhere (the twin's fast path, agentic replay):
+    records.jsonl, spec, manifest (`source.manifest`), then `summarize_run`."""
     run_dir = new_run_dir(out_dir, spec)
     write_spec(run_dir, spec)
     started = datetime.now(UTC).isoformat()
     with RecordSink(run_dir / "records.jsonl") as sink:
-        for r in records:
+        for r in measured.records:
             sink.write(r)
-        for w in windows:
+        for w in measured.windows:
             sink.write_window(w)
-    write_manifest(run_dir, target_info, started)
-    model = str(target_info.get("model", spec.target.model or "unknown"))
-    notes = list(notes)
-    spec = with_target_accelerators(spec, target_info, notes)
-    return summarize_run(
-        run_dir,
-        spec,
-        records,
-        windows,
-        model,
-        notes,
-        extra,
-        telemetry=telemetry,
-        label_defaults=target_info.get("label_defaults"),
-    )
+    write_manifest(run_dir, dict(source.manifest), started)
+    return summarize_run(run_dir, spec, measured, source, list(notes))
 
 
 def write_report(run_dirs: Sequence[Path], out_path: Path, title: str | None = None) -> Path:
@@ -408,4 +383,4 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     return json.dumps(rows_to_inferencex(bundle.summary["points"]), indent=2)
 
 
-__all__ = ["RunResult", "export_rows", "finish_run", "run_benchmark", "write_json", "write_report"]
+__all__ = ["Measured", "RunResult", "export_rows", "finish_run", "run_benchmark", "write_report"]

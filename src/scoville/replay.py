@@ -11,7 +11,7 @@ import asyncio
 import json
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from scoville.client.lanes import LaneConfig, LaneDriver
 from scoville.client.seam import real_loop_factory
 from scoville.errors import SpecError, TokenizerError
 from scoville.metrics.agentic import AGENTIC_ONLY, agentic_point
-from scoville.pipeline import finish_run
+from scoville.pipeline import Measured, finish_run
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink
 from scoville.spec.agentic import AgenticSpec
@@ -164,13 +164,13 @@ def run_replay(
     nonce = secrets.randbits(32) if nonce is None else nonce
     notes = [*wl.notes, f"agentic spec {spec.content_hash()}; marker nonce {nonce}"]
     target = (opener or open_target)(bspec)
-    info = {"kind": target.kind, "model": target.model, **target.info, "agentic": spec.to_dict()}
     with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
         records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce))
     rows, extra = agentic_rows(spec, wl, records, windows)
-    run_dir = finish_run(
-        bspec, records, windows, out_dir, info, notes, extra, telemetry=telemetry
-    ).run_dir
+    source = target.source(windows, agentic=spec.to_dict())
+    source = replace(source, extra={**source.extra, **extra})
+    measured = Measured(records, windows, telemetry)
+    run_dir = finish_run(bspec, measured, out_dir, source, notes).run_dir
     (run_dir / "agentic.json").write_text(
         json.dumps({"spec": spec.to_dict(), "rows": rows, "notes": notes}, indent=1)
     )

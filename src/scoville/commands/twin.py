@@ -125,8 +125,9 @@ def simulate_cmd(
 
 def write_bundle(sim: Simulation, out_dir: Path) -> Path:
     """Write a simulation's run bundle through `scoville.pipeline.finish_run`."""
-    from scoville.pipeline import finish_run
+    from scoville.pipeline import Measured, finish_run
     from scoville.spec.model import BenchmarkSpec
+    from scoville.targets.base import RunSource
     from scoville.twin.simulate import bundle_spec_dict
     from scoville.twin.target import twin_info
 
@@ -139,7 +140,8 @@ def write_bundle(sim: Simulation, out_dir: Path) -> Path:
         "simulated by the scoville digital twin (fast path, virtual time)",
         f"twin {sim.url}",
     ]
-    result = finish_run(spec, records, windows, out_dir, info, notes=notes, extra=extra)
+    source = RunSource(sim.cfg.model.name, info, extra=extra)
+    result = finish_run(spec, Measured(records, windows), out_dir, source, notes)
     return Path(result.run_dir)
 
 

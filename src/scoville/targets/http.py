@@ -163,4 +163,5 @@ def open_http_target(spec: BenchmarkSpec, base_url: str, kind: str = "http") -> 
         kind=kind,
         info=info,
         metrics_url=base_url.rstrip("/") + "/metrics",
+        base_url=base_url,
     )

@@ -6,9 +6,10 @@ An explicit dict of URL schemes; the only place in the core that knows the twin 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from scoville.errors import TargetError
-from scoville.spec.model import BenchmarkSpec
+from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
 from scoville.targets.base import Target
 from scoville.targets.embedded import MODEL_ALIAS, EmbeddedConfig, EmbeddedServer
 from scoville.targets.http import open_http_target
@@ -33,14 +34,11 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
         "url": url,
         "server_log": str(server.log_path),
     }
-    # Facts the spec may leave "unknown": used as labels, and said so in the summary notes.
-    target.info["label_defaults"] = {
-        "precision": "Q4_1",
-        "framework": "llama.cpp",
-        "model": MODEL_ALIAS,
-    }
     target.on_close.append(server.stop)
-    return target
+    # Facts the spec may leave "unknown": used as labels, and said so in the summary notes.
+    return replace(
+        target, labels={"precision": "Q4_1", "framework": "llama.cpp", "model": MODEL_ALIAS}
+    )
 
 
 def _open_http(spec: BenchmarkSpec) -> Target:
@@ -53,13 +51,15 @@ def _open_twin(spec: BenchmarkSpec) -> Target:
 
     target: Target = open_twin_target(spec.target.url, spec)
     twin = target.info.get("twin", {})
-    target.info["accelerator_defaults"] = {
-        "kind": twin.get("hardware"),
-        "count": twin.get("n_accelerators", 1),
-    }
-    target.point_extras = lambda windows: twin_point_extras(target.server, windows)
-    target.wants_text = False  # the twin simulates token counts; it never reads the text
-    return target
+    server = target.server
+    return replace(
+        target,
+        labels=target.info.get("label_defaults", {}),
+        accelerators=AcceleratorSpec(kind=twin["hardware"], count=twin.get("n_accelerators", 1)),
+        point_extras=lambda windows: twin_point_extras(server, windows),
+        wants_text=False,  # the twin simulates token counts; it never reads the text
+        has_telemetry=False,  # virtual time: nothing here measures its power or metrics
+    )
 
 
 OPENERS: dict[str, Callable[[BenchmarkSpec], Target]] = {
