@@ -16,10 +16,10 @@ from scoville.commands import agentic as agentic_commands
 from scoville.commands import analysis as analysis_commands
 from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
-from scoville.commands._fmt import console as make_console
-from scoville.commands._fmt import fixed
+from scoville.commands._console import console as make_console
 from scoville.commands._options import spec_option
 from scoville.errors import UserError
+from scoville.figures import fixed
 from scoville.spec.flags import RUN_FLAGS
 
 if TYPE_CHECKING:

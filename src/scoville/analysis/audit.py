@@ -24,6 +24,7 @@ from scoville.analysis.verdicts import (
     RunCheck,
     Verdict,
 )
+from scoville.figures import num as figure
 
 
 def written_tolerance(stated: float) -> float:
@@ -158,10 +159,6 @@ def _run_checks(c: Claim, cf: ClaimFile, rows: Mapping[str, Sequence[Row]]) -> l
     return out
 
 
-def _fmt(v: float) -> str:
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.4g}"
-
-
 def _arithmetic(c: Claim, recomputed: float | None) -> tuple[bool | None, str]:
     """(True: follows, False: does not, None: nothing to check), and the finding."""
     st = c.stated_ratio
@@ -173,9 +170,9 @@ def _arithmetic(c: Claim, recomputed: float | None) -> tuple[bool | None, str]:
         return None, f"the stated {st}x cannot be recomputed: a side's value is not stated"
     tol = written_tolerance(st)
     num_s = (
-        f"{_fmt(c.system_value or 0)} / {_fmt(c.baseline_value or 0)}"
+        f"{figure(c.system_value or 0, digits=4)} / {figure(c.baseline_value or 0, digits=4)}"
         if METRICS[c.metric][0] == "higher"
-        else f"{_fmt(c.baseline_value or 0)} / {_fmt(c.system_value or 0)}"
+        else f"{figure(c.baseline_value or 0, digits=4)} / {figure(c.system_value or 0, digits=4)}"
     )
     if abs(recomputed - st) <= tol + 1e-12:
         return True, f"{num_s} = {recomputed:.4g}x, consistent with the stated {st}x"

@@ -30,6 +30,7 @@ from scoville.analysis.frontier import (
 from scoville.analysis.power import PowerBasis, basis_of_rows
 from scoville.analysis.rows import GroupKey, Row, group_rows, num
 from scoville.errors import UserError
+from scoville.figures import num as figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,12 +261,6 @@ def format_ratio(line: CompareLine) -> str:
     return f"{line.ratio:.2f}x {word}"
 
 
-def _fmt(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
-
-
 def html_table(table: ComparisonTable) -> str:
     """A self-contained HTML <table> (escaped) for the report."""
     esc = html.escape
@@ -276,8 +271,8 @@ def html_table(table: ComparisonTable) -> str:
     body = []
     for ln in table.lines:
         body.append(
-            f"<tr><td>{esc(ln.metric)} [{esc(ln.unit)}]</td><td>{_fmt(ln.system)}</td>"
-            f"<td>{_fmt(ln.baseline)}</td><td>{esc(format_ratio(ln))}</td>"
+            f"<tr><td>{esc(ln.metric)} [{esc(ln.unit)}]</td><td>{figure(ln.system)}</td>"
+            f"<td>{figure(ln.baseline)}</td><td>{esc(format_ratio(ln))}</td>"
             f"<td>{esc(ln.status)}{(' - ' + esc(ln.note)) if ln.note else ''}</td></tr>"
         )
     cap = "power: system {}; baseline {}".format(
@@ -366,8 +361,8 @@ def with_request_intervals(
     b_est, b_lo, b_hi, b_n = bi.estimate, bi.lo, bi.hi, bi.n_defined
     unit = "tok/s/kW" if per_kw else "tok/s/acc"
     note = (
-        f"{level:.0%} interval over requests: system [{_fmt(s_lo)}, {_fmt(s_hi)}] "
-        f"({s_n}/{n_resamples} resamples reach x), baseline [{_fmt(b_lo)}, {_fmt(b_hi)}] "
+        f"{level:.0%} interval over requests: system [{figure(s_lo)}, {figure(s_hi)}] "
+        f"({s_n}/{n_resamples} resamples reach x), baseline [{figure(b_lo)}, {figure(b_hi)}] "
         f"({b_n}/{n_resamples})"
     )
     line = _line(

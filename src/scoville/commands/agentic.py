@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from scoville.commands._fmt import console, num
+from scoville.commands._console import console
 from scoville.commands._options import spec_option
+from scoville.figures import num
 from scoville.spec.flags import REPLAY_FLAGS, flag_values
 
 if TYPE_CHECKING:

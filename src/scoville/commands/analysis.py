@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from scoville.commands._console import console
+from scoville.figures import num
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from scoville.analysis.compare import ComparisonTable
-    from scoville.analysis.rows import Row
+    from scoville.analysis.power import PowerBasis
     from scoville.analysis.verdicts import AuditReport, ClaimAudit
 
 app = typer.Typer(no_args_is_help=True)
@@ -24,18 +27,13 @@ claims_app = typer.Typer(no_args_is_help=True, help="Audit published claims.")
 app.add_typer(claims_app, name="claims")
 
 
-def _console() -> Console:
-    from rich.console import Console
-
-    return Console()
-
-
-def _apply_power(rows: list[Row], overrides: list[str]) -> list[Row]:
-    """--power 'SYSTEM=BOUNDARY:W' recomputes that system's per-kW fields at that basis."""
-    from scoville.analysis.power import BOUNDARIES, PowerBasis, with_power
+def _power(specs: list[str]) -> dict[str, PowerBasis]:
+    """--power 'SYSTEM=BOUNDARY:W' as {system: basis}."""
+    from scoville.analysis.power import BOUNDARIES, PowerBasis
     from scoville.errors import UserError
 
-    for spec in overrides:
+    out: dict[str, PowerBasis] = {}
+    for spec in specs:
         system, _, rest = spec.partition("=")
         boundary, _, watts = rest.partition(":")
         try:
@@ -47,10 +45,8 @@ def _apply_power(rows: list[Row], overrides: list[str]) -> list[Row]:
                 f"--power {spec!r} should look like 'GB200=package-tdp:1200' with a boundary "
                 f"among {', '.join(BOUNDARIES)} and watts > 0."
             )
-        mine = [r for r in rows if str(r.get("system", "")).lower() == system.lower()]
-        others = [r for r in rows if str(r.get("system", "")).lower() != system.lower()]
-        rows = others + with_power(mine, basis)
-    return rows
+        out[system] = basis
+    return out
 
 
 def _prices(specs: list[str]) -> dict[str, float]:
@@ -95,58 +91,22 @@ def compare_cmd(
     html_out: Annotated[Path | None, typer.Option("--html", help="Write HTML tables.")] = None,
 ) -> None:
     """Compare every configuration against a baseline: the seeds' table, with ratios."""
-    from scoville.analysis.compare import compare_groups, html_table
-    from scoville.analysis.load import load_rows
+    from scoville.analysis.compare import html_table
+    from scoville.analysis.comparison import CompareRequest, compare_results
 
-    rows: list[Row] = [r for p in paths for r in load_rows(p)]
-    rows = _apply_power(rows, power or [])
-    tables = compare_groups(rows, baseline, target or [], _prices(price or []))
-    if ci > 0:
-        tables = _add_intervals(paths, rows, baseline, tables, ci)
+    request = CompareRequest(
+        paths, baseline, target or [], _power(power or []), _prices(price or []), ci
+    )
+    tables = compare_results(request)
     if html_out is not None:
         html_out.write_text("\n".join(html_table(t) for t in tables), encoding="utf-8")
+        typer.echo(f"wrote {html_out}", err=True)
     if as_json:
         typer.echo(json.dumps([t.to_dict() for t in tables], indent=2, default=str))
         return
-    console = _console()
+    out = console()
     for t in tables:
-        _print_comparison(console, t)
-
-
-def _add_intervals(
-    paths: list[Path], rows: list[Row], baseline: str, tables: list[ComparisonTable], n: int
-) -> list[ComparisonTable]:
-    """Add bootstrap-over-requests intervals where both sides came from run directories."""
-    from scoville.analysis.compare import find_group, with_request_intervals
-    from scoville.analysis.frontier import frontier_of
-    from scoville.analysis.load import load_point_arrays, load_rows
-    from scoville.analysis.rows import GroupKey, group_rows
-
-    by_key: dict[GroupKey, tuple[Any, int]] = {}
-    for p in paths:
-        if p.is_dir() and (p / "records.jsonl").exists():
-            first = load_rows(p)[0]
-            by_key[GroupKey.of(first)] = (
-                load_point_arrays(p),
-                int(first.get("n_accelerators") or 1),
-            )
-    groups = group_rows(rows)
-    base_key = find_group(list(groups), baseline)
-    x = frontier_of(groups[base_key], y_metric="tput_per_gpu").best_x()
-    others = [k for k in groups if k != base_key]
-    out = []
-    for key, table in zip(others, tables, strict=True):
-        if x is not None and key in by_key and base_key in by_key:
-            (sp, sn), (bp, bn) = by_key[key], by_key[base_key]
-            table = with_request_intervals(table, x, sp, bp, (sn, bn), n_resamples=n)
-        out.append(table)
-    return out
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+        _print_comparison(out, t)
 
 
 def _print_comparison(console: Console, t: ComparisonTable) -> None:
@@ -164,7 +124,7 @@ def _print_comparison(console: Console, t: ComparisonTable) -> None:
     for ln in t.lines:
         status = ln.status + (f" ({ln.note})" if ln.note else "")
         table.add_row(
-            ln.metric, ln.unit, _num(ln.system), _num(ln.baseline), format_ratio(ln), status
+            ln.metric, ln.unit, num(ln.system), num(ln.baseline), format_ratio(ln), status
         )
     console.print(table)
 
@@ -189,10 +149,11 @@ def audit_cmd(
     report = audit(cf, load_side_rows(cf, file.parent), strict=strict)
     if html_out is not None:
         html_out.write_text(audit_html(report), encoding="utf-8")
+        typer.echo(f"wrote {html_out}", err=True)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
         return
-    _print_audit(_console(), report)
+    _print_audit(console(), report)
 
 
 _VERDICT_STYLE = {
@@ -243,8 +204,8 @@ def _print_claim_detail(console: Console, a: ClaimAudit) -> None:
     if a.boundary:
         b0 = a.boundary[0]
         console.print(
-            f"  - implied throughput per accelerator: {b0.system_tput_per_accelerator:,.0f} vs "
-            f"{b0.baseline_tput_per_accelerator:,.0f} tok/s"
+            f"  - implied throughput per accelerator: {num(b0.system_tput_per_accelerator)} vs "
+            f"{num(b0.baseline_tput_per_accelerator)} tok/s"
         )
     for b in a.boundary:
         sys_b = b.system_basis.label() if b.system_basis else "per accelerator"

@@ -11,15 +11,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from scoville.commands._console import console as make_console
+from scoville.figures import fixed
 from scoville.spec.lists import parse_list
 
 app = typer.Typer(add_completion=False)
 power_app = typer.Typer(add_completion=False, help="Power measurement sources on this machine.")
 app.add_typer(power_app, name="power")
-console = Console()
+console = make_console()
 
 
 def _levels(text: str) -> tuple[int, ...]:
@@ -29,10 +30,6 @@ def _levels(text: str) -> tuple[int, ...]:
 
 
 LEVEL_COLUMNS = ("streams", "offer/s", "got/s", "e50", "e99", "lag99", "cpu", "srv99", "verdict")
-
-
-def _fmt(v: float | None, d: int = 2) -> str:
-    return "-" if v is None else f"{v:,.{d}f}"
 
 
 def _level_table() -> tuple[Table, Callable[[Any], None]]:
@@ -52,12 +49,12 @@ def _level_table() -> tuple[Table, Callable[[Any], None]]:
         cells = (lv.offered_chunks_per_s, lv.achieved_chunks_per_s)
         table.add_row(
             str(lv.streams),
-            *(_fmt(c, 0) for c in cells),
-            _fmt(lv.ts_err_p50_ms, 3),
-            _fmt(lv.ts_err_p99_ms, 3),
-            _fmt(lv.loop_lag_p99_ms),
-            _fmt(lv.client_cpu_share),
-            _fmt(lv.server_lag_p99_ms),
+            *(fixed(c, 0) for c in cells),
+            fixed(lv.ts_err_p50_ms, 3),
+            fixed(lv.ts_err_p99_ms, 3),
+            fixed(lv.loop_lag_p99_ms, 2),
+            fixed(lv.client_cpu_share, 2),
+            fixed(lv.server_lag_p99_ms, 2),
             verdict,
         )
         console.print(f"  {lv.streams} streams: {'ok' if lv.passed else ','.join(lv.flags)}")
@@ -116,7 +113,7 @@ def calibrate_cmd(
         f"[bold]envelope:[/bold] up to {env.max_streams} concurrent streams and "
         f"{env.max_chunks_per_s:,.0f} chunks/s per client process "
         f"(limited by: {env.limited_by}); timestamp floor p99 "
-        f"{'-' if floor is None else f'{floor:.3f}'} ms. Written to {out}."
+        f"{fixed(floor, 3)} ms. Written to {out}."
     )
 
 
@@ -164,7 +161,7 @@ def power_probe(
                 dev.device,
                 ds.info.source,
                 str(len(ds.t_ns)),
-                "-" if mean is None else f"{mean:.1f}",
+                fixed(mean, 1),
                 dev.method,
                 "yes" if not dev.flags else ",".join(dev.flags),
             )

@@ -1,0 +1,96 @@
+"""A comparison as `scoville compare` asks for it: results loaded, per-system power bases
+applied, one table per configuration against the baseline, and (optionally) bootstrap
+intervals over requests, each table paired with its run directory by configuration key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scoville.analysis.bootstrap import RequestArrays
+from scoville.analysis.compare import (
+    ComparisonTable,
+    compare_groups,
+    find_group,
+    with_request_intervals,
+)
+from scoville.analysis.frontier import frontier_of
+from scoville.analysis.load import load_point_arrays, load_rows
+from scoville.analysis.power import PowerBasis, with_power
+from scoville.analysis.rows import GroupKey, Row, group_rows
+
+PointArrays = dict[str, tuple[RequestArrays, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class CompareRequest:
+    """What to compare: result paths, the baseline's name, interactivity targets (tok/s/user),
+    per-system power bases and $ per accelerator-hour, and bootstrap resamples (0 = none)."""
+
+    paths: Sequence[Path]
+    baseline: str
+    targets: Sequence[float] = ()
+    power: Mapping[str, PowerBasis] = field(default_factory=dict)
+    usd_per_accelerator_hour: Mapping[str, float] = field(default_factory=dict)
+    n_resamples: int = 0
+
+
+def with_power_by_system(rows: Sequence[Row], power: Mapping[str, PowerBasis]) -> list[Row]:
+    """Rows whose system (case-insensitive) has a basis in `power` get their per-kW fields
+    recomputed at it; the other rows are unchanged."""
+    bases = {k.lower(): v for k, v in power.items()}
+    out: list[Row] = []
+    for r in rows:
+        basis = bases.get(str(r.get("system", "")).lower())
+        out.extend(with_power([r], basis) if basis is not None else [r])
+    return out
+
+
+def compare_results(req: CompareRequest) -> list[ComparisonTable]:
+    """One table per configuration against the baseline (see `compare_groups`), each with an
+    interval line when `n_resamples` > 0 and both sides came from run directories."""
+    rows: list[Row] = [r for p in req.paths for r in load_rows(p)]
+    rows = with_power_by_system(rows, req.power)
+    tables = compare_groups(rows, req.baseline, req.targets, req.usd_per_accelerator_hour)
+    if req.n_resamples > 0:
+        tables = add_request_intervals(tables, rows, req.baseline, req.paths, req.n_resamples)
+    return tables
+
+
+def run_arrays(paths: Sequence[Path]) -> dict[GroupKey, tuple[PointArrays, int]]:
+    """Per configuration: the measured requests of each point of its run directory (one with
+    records.jsonl) and its accelerator count."""
+    out: dict[GroupKey, tuple[PointArrays, int]] = {}
+    for p in paths:
+        if p.is_dir() and (p / "records.jsonl").exists():
+            first = load_rows(p)[0]
+            n_acc = int(first.get("n_accelerators") or 1)
+            out[GroupKey.of(first)] = (load_point_arrays(p), n_acc)
+    return out
+
+
+def add_request_intervals(
+    tables: Sequence[ComparisonTable],
+    rows: Sequence[Row],
+    baseline: str,
+    paths: Sequence[Path],
+    n_resamples: int,
+) -> list[ComparisonTable]:
+    """Each table plus a bootstrap-over-requests interval line at the baseline's best
+    interactivity, where both its configuration and the baseline have records. A table is
+    matched to its configuration by label (`ComparisonTable.system`), never by position."""
+    groups = group_rows(rows)
+    base_key = find_group(list(groups), baseline)
+    x = frontier_of(groups[base_key], y_metric="tput_per_gpu").best_x()
+    arrays = run_arrays(paths)
+    by_label = {key.label(): key for key in groups}
+    out = []
+    for table in tables:
+        key = by_label.get(table.system)
+        if x is not None and key in arrays and base_key in arrays:
+            (sp, sn), (bp, bn) = arrays[key], arrays[base_key]
+            table = with_request_intervals(table, x, sp, bp, (sn, bn), n_resamples=n_resamples)
+        out.append(table)
+    return out
