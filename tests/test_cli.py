@@ -192,3 +192,22 @@ def test_points_beyond_a_calibrated_envelope_are_flagged(fast_url: str, tmp_path
         str(tmp_path / "runs2"),
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_spec_prints_what_a_run_command_line_resolves_to() -> None:
+    res = scoville("spec", "--target", "twin:H200/Llama-3.1-8B", "--isl", "100", "--seed", "3")
+    assert res.returncode == 0, res.stderr
+    spec = json.loads(res.stdout)["spec"]
+    assert spec["target"]["url"] == "twin:H200/Llama-3.1-8B" and spec["seed"] == 3
+    assert spec["shape"]["isl_tokens"] == 100 and spec["shape"]["osl_tokens"] == 1024  # twin
+    bad = scoville("spec", "--concurrency", "abc")
+    assert bad.returncode == 2 and "--concurrency" in bad.stderr
+    assert "tuple" not in bad.stderr and "defaults" not in bad.stderr
+
+
+def test_help_keeps_brackets_and_has_no_double_negatives() -> None:
+    run_help = scoville("run", "--help").stdout
+    assert "[ratio*L, L]" in " ".join(run_help.split())
+    replay_help = scoville("replay", "--help").stdout
+    assert "--no-cache-bust" in replay_help and "--no-no-" not in replay_help
+    assert "<bool>" not in replay_help

@@ -23,6 +23,7 @@ from scoville.pipeline import Measured, finish_run
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink
 from scoville.spec.agentic import AgenticSpec
+from scoville.spec.defaults import AGENTIC_WINDOW_TOKENS, target_kind
 from scoville.spec.flags import apply_values
 from scoville.spec.load import read_mapping, validate_as
 from scoville.spec.model import BenchmarkSpec, LoadSpec, SequenceShape
@@ -32,8 +33,6 @@ from scoville.telemetry.session import TelemetryResult, TelemetrySession
 from scoville.workload.agentic.build import AgenticWorkload, build_workload, detect_source
 from scoville.workload.agentic.prompts import PromptBook, WordVocab
 from scoville.workload.tokenizers import local_tokenizer
-
-EMBEDDED_WINDOW_TOKENS = 2048  # context per slot the embedded SmolLM2 server is started with
 
 
 @dataclass
@@ -157,8 +156,8 @@ def run_replay(
     """Build the workload, open the target (`opener`, default the target registry), run every
     point and write the bundle, with `agentic.json` beside it."""
     window = spec.context.target_window_tokens
-    if window is None and spec.target.url == "embedded":
-        window = EMBEDDED_WINDOW_TOKENS
+    if window is None:
+        window = AGENTIC_WINDOW_TOKENS[target_kind(spec.target.url)]
     wl = build_workload(spec, window)
     bspec = benchmark_spec_for(spec, wl)
     nonce = secrets.randbits(32) if nonce is None else nonce

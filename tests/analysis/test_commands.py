@@ -211,3 +211,16 @@ def test_compare_with_intervals_over_requests(cli: typer.Typer, tmp_path: Path) 
     # B's c1 = 4 x 111 / 2 s at 1200 W = 185 /kW. Identical requests: zero-width intervals.
     assert iv["system"] == pytest.approx(888 / 0.7) and iv["baseline"] == pytest.approx(185.0)
     assert "system [1,269, 1,269]" in iv["note"] and "50/50" in iv["note"]
+
+
+def test_intervals_are_paired_with_their_own_configuration(tmp_path: Path) -> None:
+    from scoville.analysis.comparison import CompareRequest, compare_results
+
+    a = _run_dir(tmp_path, "A", 700, [("c1", 4, 0.5, 1.0), ("c8", 8, 1.0, 1.0)])
+    c = _run_dir(tmp_path, "C", 1400, [("c1", 4, 0.5, 1.0), ("c8", 8, 1.0, 1.0)])
+    b = _run_dir(tmp_path, "B", 1200, [("c1", 4, 1.0, 2.0)])
+    # paths in an order unlike the tables': each table still gets its own system's interval
+    tables = compare_results(CompareRequest([c, b, a], "B", n_resamples=20))
+    got = {t.system: t.line("interval_tput_at_intvty").system for t in tables}
+    # 8 requests x 111 tok/s over 1 s per accelerator: /0.7 kW (A), /1.4 kW (C)
+    assert got["A"] == pytest.approx(888 / 0.7) and got["C"] == pytest.approx(888 / 1.4)

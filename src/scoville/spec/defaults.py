@@ -36,6 +36,15 @@ DEFAULTS_BY_KIND: dict[TargetKind, dict[str, Any]] = {
 }
 
 
+# Agentic replay scales contexts to fit the target's window; only the embedded server's is known
+# without asking (it is started with this many context tokens per slot).
+AGENTIC_WINDOW_TOKENS: dict[TargetKind, int | None] = {
+    "embedded": 2048,
+    "http": None,
+    "twin": None,
+}
+
+
 def target_kind(url: str) -> TargetKind:
     """The kind of target a `target.url` names: 'embedded', 'twin:...' or an HTTP URL."""
     if url == "embedded":

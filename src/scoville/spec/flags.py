@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -85,6 +85,23 @@ def field_description(model: type[BaseModel], path: str) -> str:
         node = info.annotation
     assert info is not None
     return info.description or ""
+
+
+def list_item(model: type[BaseModel], path: str) -> type[int] | type[float] | None:
+    """int or float when the field at `path` is a tuple of them (a comma list), else None
+    (also for a path that names no field: validation reports that)."""
+    node: Any = model
+    for part in path.split("."):
+        fields = getattr(node, "model_fields", None)
+        if not isinstance(fields, dict) or part not in fields:
+            return None
+        node = fields[part].annotation
+    if get_origin(node) is tuple:
+        args = get_args(node)
+        if len(args) == 2 and args[1] is Ellipsis and args[0] in (int, float):
+            item: type[int] | type[float] = args[0]
+            return item
+    return None
 
 
 def flag_help(model: type[BaseModel], table: Mapping[str, Flag], name: str) -> str:

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ValidationError
 
 from scoville.errors import SpecError
 from scoville.spec.defaults import defaults_for, target_kind
-from scoville.spec.flags import apply_values
+from scoville.spec.flags import apply_values, list_item
+from scoville.spec.lists import parse_list
 from scoville.spec.model import BenchmarkSpec
 
 M = TypeVar("M", bound=BaseModel)
@@ -54,16 +55,25 @@ def read_mapping(path: Path) -> dict[str, Any]:
 
 
 def _parse_value(raw: str) -> Any:
-    """Override values are YAML scalars/lists: `8`, `0.5`, `true`, `[1,2,4]`, `1,2,4`."""
-    if "," in raw and not raw.strip().startswith(("[", "{", '"', "'")):
-        return [_parse_value(part) for part in raw.split(",") if part.strip()]
+    """A `--set` value as YAML: `8`, `0.5`, `true`, `[1,2,4]`, `fp8`."""
     try:
         return yaml.safe_load(raw)
     except yaml.YAMLError:
         return raw
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+def _override_value(model: type[BaseModel], key: str, raw: str) -> Any:
+    """A comma list (`1,2,4`) for a list field goes through `parse_list`, as a flag's would;
+    any other value is read as YAML."""
+    item = list_item(model, key)
+    if item is not None and not raw.startswith("["):
+        return parse_list(raw, f"--set {key}", item, example="1,2,4")
+    return _parse_value(raw)
+
+
+def apply_overrides(
+    data: dict[str, Any], overrides: list[str], model: type[BaseModel] = BenchmarkSpec
+) -> dict[str, Any]:
     """Apply `a.b=c` assignments (text, as typed after `--set`) to a nested dict (a copy)."""
     out: dict[str, Any] = json.loads(json.dumps(data))
     for item in overrides:
@@ -74,7 +84,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 "--set load.concurrency=1,2,4 or --set shape.isl_tokens=1024."
             )
         try:
-            apply_values(out, {key.strip(): _parse_value(raw.strip())})
+            value = _override_value(model, key.strip(), raw.strip())
+            apply_values(out, {key.strip(): value})
         except SpecError as exc:
             raise SpecError(f"Override '{item}': {exc}") from None
     return out
