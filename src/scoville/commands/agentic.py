@@ -1,5 +1,5 @@
-"""`scoville replay`: agentic replay (AgentX-style agent sessions) against any target, one point per
-lane count, written as the usual run bundle with agentic fields on every summary row.
+"""`scoville replay`: agentic replay (AgentX-style agent sessions) against any target, one
+point per lane count, written as the usual run bundle with agentic fields on every summary row.
 
 Thin: parse the options, call `scoville.replay.run_replay`, print a table.
 """
