@@ -219,8 +219,12 @@ def import_cmd(
     files: Annotated[list[Path], typer.Argument(help="InferenceX agg_*.json / AIPerf exports.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for summary.json.")],
     system: Annotated[str | None, typer.Option(help="Label to set (AIPerf has none).")] = None,
-    framework: Annotated[str | None, typer.Option()] = None,
-    precision: Annotated[str | None, typer.Option()] = None,
+    framework: Annotated[
+        str | None, typer.Option(help="Serving framework label to set, e.g. vllm.")
+    ] = None,
+    precision: Annotated[
+        str | None, typer.Option(help="Precision label to set, e.g. fp8, mxfp4.")
+    ] = None,
     accelerators: Annotated[
         int | None, typer.Option(help="Accelerators behind the endpoint (AIPerf).")
     ] = None,

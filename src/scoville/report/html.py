@@ -14,6 +14,7 @@ from typing import Any
 from scoville.analysis.compare import compare_groups, html_table
 from scoville.analysis.frontier import Better, FrontierPoint, pareto
 from scoville.analysis.rows import GroupKey, group_rows
+from scoville.figures import fixed
 from scoville.metrics.table import METRICS
 from scoville.report.svg import Series, chart
 
@@ -29,9 +30,10 @@ pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
 
 
 def _num(v: Any, scale: float = 1.0, digits: int = 1) -> str:
+    """A table cell: a number as `figures.fixed` writes it, other text escaped."""
     if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
         return "-" if v is None else escape(str(v))
-    return f"{v * scale:,.{digits}f}"
+    return fixed(v, digits, scale)
 
 
 def _run_label(run: dict[str, Any]) -> str:
