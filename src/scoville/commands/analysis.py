@@ -134,7 +134,10 @@ def audit_cmd(
     file: Annotated[Path, typer.Argument(help="Claim file (YAML, scoville.claims/1).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     strict: Annotated[
-        bool, typer.Option(help="Treat conditions unstated on either side as not comparable.")
+        bool,
+        typer.Option(
+            "--strict", help="Treat conditions unstated on either side as not comparable."
+        ),
     ] = False,
     html_out: Annotated[
         Path | None, typer.Option("--html", help="Write the audit as HTML.")
