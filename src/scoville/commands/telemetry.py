@@ -127,42 +127,25 @@ def power_probe(
     ] = None,
 ) -> None:
     """List the power sources usable here, sample them briefly and print mean power."""
-    import time
+    from scoville.telemetry.probe import probe_power
 
-    from scoville.telemetry.integrate import integrate_power
-    from scoville.telemetry.sampler import PowerSampler
-    from scoville.telemetry.sources import SourceUnavailable, open_source, probe_sources
-
-    sources, why_not = probe_sources()
-    if redfish_url:
-        try:
-            sources.append(open_source("redfish", base_url=redfish_url))
-        except SourceUnavailable as exc:
-            why_not["redfish"] = str(exc)
-    for name, reason in why_not.items():
+    probe = probe_power(seconds, rate_hz, redfish_url)
+    for name, reason in probe.unavailable.items():
         console.print(f"[dim]{name}: unavailable: {reason}[/dim]")
-    if not sources:
+    if not probe.devices:
         console.print("No power source is usable here; runs will report declared power only.")
         return
-    sampler = PowerSampler(sources, rate_hz)
-    sampler.start()
-    time.sleep(seconds)
-    series = sampler.stop()
     table = Table(title=f"power over {seconds:g} s")
     for col in ("boundary", "device", "source", "samples", "mean W", "method", "valid"):
         table.add_column(col)
-    t0 = min(d.t_ns[0] for d in series.devices if d.t_ns)
-    t1 = max(d.t_ns[-1] for d in series.devices if d.t_ns)
-    for boundary, w in integrate_power(series, t0, t1).items():
-        for dev, ds in zip(w.devices, series.by_boundary(boundary), strict=True):
-            mean = dev.energy_j / w.window_s if dev.energy_j is not None else None
-            table.add_row(
-                boundary,
-                dev.device,
-                ds.info.source,
-                str(len(ds.t_ns)),
-                fixed(mean, 1),
-                dev.method,
-                "yes" if not dev.flags else ",".join(dev.flags),
-            )
+    for d in probe.devices:
+        table.add_row(
+            d.boundary,
+            d.device,
+            d.source,
+            str(d.n_samples),
+            fixed(d.mean_w, 1),
+            d.method,
+            "yes" if not d.flags else ",".join(d.flags),
+        )
     console.print(table)
