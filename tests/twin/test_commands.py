@@ -1,5 +1,5 @@
-"""`scoville simulate` and `scoville twin serve` through typer (no bundle when the pipeline's
-finish_run is absent; a clear message for bad input)."""
+"""`scoville simulate` and `scoville twin serve` through typer (a clear message for bad
+input), and the spec a simulation runs built from its options."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from scoville.commands.twin import app
 from scoville.errors import TargetError, UserError
 from scoville.twin.frontier import frontier_rows
-from scoville.twin.simulate import bundle_spec_dict, simulate, twin_url
+from scoville.twin.options import TwinOptions
+from scoville.twin.simulate import run_plans, twin_spec
 
 
 def test_simulate_prints_the_frontier_table() -> None:
@@ -66,10 +67,19 @@ def test_bad_input_raises_user_errors() -> None:
 
 
 def test_twin_url_and_spec_describe_the_deployment() -> None:
-    url = twin_url("GB200", "gpt-oss-120b", tp=2, replicas=2, disagg=None, catalogue=None)
+    opts = TwinOptions.build(hardware="GB200", model="gpt-oss-120b", tp=2, replicas=2, disagg=None)
+    url = opts.url()
     assert url == "twin:GB200/gpt-oss-120b?tp=2&replicas=2"
-    sim = simulate(url, 512, 16, [1, 2], requests_per_point=4, warmup_per_point=0)
-    spec = bundle_spec_dict(sim)
+    assert TwinOptions.parse_url(url) == opts
+    cfg = opts.config()
+    spec_model = twin_spec(
+        opts,
+        cfg,
+        shape={"isl_tokens": 512, "osl_tokens": 16},
+        load={"concurrency": [1, 2], "requests_per_point": 4, "warmup_requests": 0},
+    )
+    points = run_plans(cfg, spec_model)
+    spec = spec_model.to_dict()
     assert spec["accelerators"] == {
         "kind": "GB200",
         "count": 4,
@@ -78,10 +88,10 @@ def test_twin_url_and_spec_describe_the_deployment() -> None:
     }
     assert spec["load"]["concurrency"] == [1, 2]
     assert spec["serving"]["data_parallel"] == 2
-    rows = frontier_rows(sim.points)
+    rows = frontier_rows(points)
     assert [r.point_id for r in rows] == ["c1", "c2"]
     # 4 requests of 512 + 16 tokens in the window, over 4 GPUs
-    p = sim.points[0]
+    p = points[0]
     span_s = (p.window.end_ns - p.window.start_ns) / 1e9
     assert rows[0].tput_per_gpu == pytest.approx(4 * 528 / span_s / 4)
 

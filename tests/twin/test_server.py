@@ -8,11 +8,12 @@ import time
 
 import pytest
 
+from scoville.client.plan import length_requests
 from scoville.client.seam import Clock, Exchange, Server
 from scoville.errors import TargetError
 from scoville.records.model import ErrorKind
 from scoville.twin.clock import VirtualClock, VirtualTime, VirtualTimeLoop
-from scoville.twin.fast import fixed_requests, run_point
+from scoville.twin.fast import run_point
 from scoville.twin.target import open_twin_target, parse_twin_url
 
 
@@ -45,7 +46,7 @@ def test_virtual_loop_sleeps_take_no_wall_time_and_land_exactly() -> None:
 def _closed_loop(target_url: str, n: int, conc: int, isl: int, osl: int) -> list[Exchange]:
     target = open_twin_target(target_url)
     assert isinstance(target.server, Server) and isinstance(target.clock, Clock)
-    reqs = iter(fixed_requests(n, isl, osl))
+    reqs = iter(length_requests(n, isl, osl))
     out: list[Exchange] = []
     streamed: list[int] = []
 
@@ -75,7 +76,7 @@ def _closed_loop(target_url: str, n: int, conc: int, isl: int, osl: int) -> list
 )
 def test_server_seam_reproduces_the_fast_path_timings(url: str) -> None:
     ex = _closed_loop(url, 24, 8, 2048, 64)
-    fast = run_point(parse_twin_url(url), fixed_requests(24, 2048, 64), "c8", concurrency=8)
+    fast = run_point(parse_twin_url(url), length_requests(24, 2048, 64), "c8", concurrency=8)
     assert all(e.error is None and e.completion_tokens == 64 for e in ex)
     assert sorted(e.end_ns - e.start_ns for e in ex) == sorted(
         r.end_ns - r.start_ns for r in fast.records
@@ -125,7 +126,7 @@ def test_server_point_extras_match_the_fast_path_for_the_same_window() -> None:
     url = "twin:H200/gpt-oss-120b"
     target = open_twin_target(url)
     ex = []
-    reqs = iter(fixed_requests(16, 4096, 32))
+    reqs = iter(length_requests(16, 4096, 32))
 
     async def lane() -> None:
         for req in reqs:
@@ -139,7 +140,7 @@ def test_server_point_extras_match_the_fast_path_for_the_same_window() -> None:
         runner.run(main())
     w = PointWindow("c8", 0, max(e.end_ns for e in ex), "concurrency", 8.0, 16)
     got = twin_point_extras(target.server, [w])["c8"]
-    fast = run_point(parse_twin_url(url), fixed_requests(16, 4096, 32), "c8", concurrency=8).extras
+    fast = run_point(parse_twin_url(url), length_requests(16, 4096, 32), "c8", concurrency=8).extras
     for k in ("bottleneck", "busy_share_memory", "kv_occupancy_mean", "kv_occupancy_max"):
         assert got[k] == pytest.approx(fast[k])
     assert twin_point_extras(object(), [w]) == {}

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoville.client.executor import DriverExecutor, Executor
 from scoville.client.seam import Clock, Server
 from scoville.records.model import PointWindow
 from scoville.workload.tokenizers import Tokenizer
@@ -39,6 +40,15 @@ class Target:
     wants_text: bool = True
     # Per-point fields only this target knows (the twin's bottleneck shares, KV occupancy).
     point_extras: Callable[[Sequence[PointWindow]], dict[str, dict[str, Any]]] | None = None
+    # How points run: None is the asyncio driver over `server`; a target may offer its own
+    # (the twin's fast executor simulates plans straight on its event engine).
+    executor: Executor | None = None
+
+    def point_executor(self) -> Executor:
+        """The executor every point of a sweep on this target goes through."""
+        if self.executor is not None:
+            return self.executor
+        return DriverExecutor(self.server, self.clock, self.tokenizer)
 
     async def close(self) -> None:
         await self.server.close()

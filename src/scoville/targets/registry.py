@@ -48,7 +48,6 @@ def _open_http(spec: BenchmarkSpec) -> Target:
 
 
 def _open_twin(spec: BenchmarkSpec) -> Target:
-    from scoville.twin.server import twin_point_extras
     from scoville.twin.target import open_twin_target
 
     target: Target = open_twin_target(spec.target.url, spec)
@@ -57,7 +56,6 @@ def _open_twin(spec: BenchmarkSpec) -> Target:
         "kind": twin.get("hardware"),
         "count": twin.get("n_accelerators", 1),
     }
-    target.point_extras = lambda windows: twin_point_extras(target.server, windows)
     target.wants_text = False  # the twin simulates token counts; it never reads the text
     return target
 
