@@ -113,3 +113,19 @@ def test_simulate_writes_a_bundle_with_twin_fields(tmp_path: object) -> None:
         assert p["bottleneck"] in ("compute", "memory", "comm", "overhead")
         assert 0 <= p["kv_occupancy_max"] <= 1 and p["n_ok"] == p["n_sent"]
     assert summary["labels"]["system"] == "H200"
+    assert not (run_dir / "records.jsonl").exists()  # records only when asked
+    assert "done in" in r.output and "s wall" in r.output
+
+
+def test_simulate_writes_records_when_asked(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    args = ["simulate", "--isl", "256", "--osl", "8", "--concurrency", "1", "--records"]
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    (run_dir,) = Path(str(tmp_path)).iterdir()
+    lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    kinds = [json.loads(line)["type"] for line in lines]
+    # c1: 10 measured + 2 warmup requests (10 x and 2 x concurrency), then the window
+    assert kinds.count("record") == 12 and kinds.count("window") == 1

@@ -144,3 +144,49 @@ def test_server_point_extras_match_the_fast_path_for_the_same_window() -> None:
     for k in ("bottleneck", "busy_share_memory", "kv_occupancy_mean", "kv_occupancy_max"):
         assert got[k] == pytest.approx(fast[k])
     assert twin_point_extras(object(), [w]) == {}
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "arrivals_ns"),
+    [(4, None), (None, [i * 20_000_000 for i in range(12)]), (3, [0] * 12)],
+)
+def test_fast_and_driver_executors_write_the_same_records(
+    concurrency: int | None, arrivals_ns: list[int] | None
+) -> None:
+    """One plan through both executors: the same records (fields, order of sends) and the
+    same window, in closed loop, open loop, and open loop behind an in-flight cap."""
+    from scoville.client.driver import PointPlan
+    from scoville.records.sink import MemorySink
+
+    reqs = length_requests(12, 1024, 16, tag="p-")
+    mode = "concurrency" if arrivals_ns is None else "rate"
+    plan = PointPlan("p", mode, 4.0, reqs[:2], reqs[2:], concurrency, arrivals_ns)
+    url = "twin:H200/Llama-3.1-8B"
+    sinks = {}
+    for executor in ("driver", "fast"):
+        target = open_twin_target(f"{url}?executor={executor}")
+        sink = MemorySink()
+
+        async def main(t: object = target, s: MemorySink = sink) -> None:
+            await t.point_executor().run_point(plan, s)  # type: ignore[attr-defined]
+
+        assert target.loop_factory is not None
+        with asyncio.Runner(loop_factory=target.loop_factory) as runner:
+            runner.run(main())
+        sinks[executor] = sink
+    driver, fast = sinks["driver"], sinks["fast"]
+
+    def key(s: MemorySink) -> list[tuple[object, ...]]:
+        t0 = s.windows[0].start_ns  # each executor's own timeline origin
+        return sorted(
+            (r.request_id, r.phase, r.start_ns - t0, r.end_ns - t0, r.output_tokens, r.chunk_tokens)
+            for r in s.records
+        )
+
+    assert len(fast.records) == 12 and key(fast) == key(driver)
+    (wd,), (wf,) = driver.windows, fast.windows
+    assert (wf.sent, wf.end_ns - wf.start_ns) == (10, wd.end_ns - wd.start_ns)
+    if arrivals_ns == [0] * 12:  # all arrive at once; the cap keeps 3 in flight
+        recs = fast.records
+        in_flight = [sum(o.start_ns <= r.start_ns < o.end_ns for o in recs) for r in recs]
+        assert max(in_flight) == 3 and sum(r.start_ns == recs[0].start_ns for r in recs) == 3
