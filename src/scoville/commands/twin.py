@@ -99,7 +99,12 @@ def simulate_cmd(
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     no_bundle: Annotated[bool, typer.Option("--no-bundle", help="Print only.")] = False,
     records: Annotated[
-        bool, typer.Option("--records", help="Also write records.jsonl (large: every token).")
+        bool,
+        typer.Option(
+            "--records",
+            help="Also write records.jsonl (every token; about 95 MB at 8k/1k to c256); "
+            "`compare --ci` resamples it.",
+        ),
     ] = False,
 ) -> None:
     """Predict the throughput/interactivity frontier of HARDWARE serving MODEL: `scoville run`
