@@ -129,3 +129,24 @@ def test_simulate_writes_records_when_asked(tmp_path: object) -> None:
     kinds = [json.loads(line)["type"] for line in lines]
     # c1: 10 measured + 2 warmup requests (10 x and 2 x concurrency), then the window
     assert kinds.count("record") == 12 and kinds.count("window") == 1
+
+
+def test_twin_options_round_trip_through_the_url() -> None:
+    url = (
+        "twin:GB200/DeepSeek-R1?tp=8&ep=8&precision=fp4&disagg=2P1D&kv_link=network"
+        "&prefix_caching=0&prefix_cache=unlimited&hbm_efficiency=0.7&executor=fast"
+    )
+    opts = TwinOptions.parse_url(url)
+    assert (opts.tp, opts.ep, opts.disagg, opts.prefix_caching) == (8, 8, "2P1D", False)
+    assert opts.prefix_cache == "unlimited" and opts.hbm_efficiency == 0.7
+    assert opts.url() == url and TwinOptions.parse_url(opts.url()) == opts
+    cfg = opts.config()
+    assert cfg.disagg is not None and (cfg.disagg.prefill_replicas, cfg.disagg.kv_link) == (
+        2,
+        "network",
+    )
+    assert cfg.engine.prefix_cache_tokens == -1 and not cfg.engine.prefix_caching
+    # 2 prefill + 1 decode replicas of TP8
+    assert cfg.n_accelerators == 24
+    with pytest.raises(TargetError, match="executor='slow' must be one of driver, fast"):
+        TwinOptions.parse_url("twin:H200/gpt-oss-120b?executor=slow")
