@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -42,7 +42,7 @@ def request_latency(r: RequestRecord) -> RequestLatency:
     if len(tokens) != len(gaps):
         raise ValueError(f"record {r.request_id}: chunk_tokens and chunk_ns differ in length")
     # each frame's gap shared by its tokens, repeated once per token (at least once)
-    per_token: list[float] = np.repeat(gaps / tokens / NS, np.maximum(tokens, 1)).tolist()
+    per_token = cast(list[float], np.repeat(gaps / tokens / NS, np.maximum(tokens, 1)).tolist())
     return RequestLatency(
         ttft_ns / NS, e2e_ns / NS, tpot, tuple((gaps / NS).tolist()), tuple(per_token)
     )
