@@ -59,8 +59,9 @@ def main() -> None:
         from scoville.pipeline import run_benchmark
     except ImportError:
         sys.exit("needs scoville.pipeline (the foundation) on the path")
+    from scoville.client.plan import length_requests
     from scoville.spec.model import BenchmarkSpec
-    from scoville.twin.fast import fixed_requests, run_point
+    from scoville.twin.fast import run_point
     from scoville.twin.frontier import frontier_rows
     from scoville.twin.target import parse_twin_url
 
@@ -91,7 +92,7 @@ def main() -> None:
         proc.join()
     fast = run_point(
         parse_twin_url(args.twin),
-        fixed_requests(n, args.isl, args.osl),
+        length_requests(n, args.isl, args.osl),
         "c",
         concurrency=args.concurrency,
     )

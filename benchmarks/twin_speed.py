@@ -1,5 +1,6 @@
 """Twin speed: wall time of a 10-point 8k/1k closed-loop sweep up to concurrency 256 with
-10 x concurrency measured requests per point (plus 2 x concurrency warmup), on one core.
+10 x concurrency measured requests per point (plus 2 x concurrency warmup), on one core:
+the spec's plans run by the twin's fast executor (plans, simulation and records).
 
 Run: PYTHONPATH=src python benchmarks/twin_speed.py [--hardware H200] [--model gpt-oss-120b]
 Target (issue 3): under 5 s. Prints the wall time and the simulated frontier.
@@ -13,7 +14,7 @@ import time
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.costmodel import Parallel
-from scoville.twin.fast import sweep
+from scoville.twin.simulate import sweep
 
 CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64, 128, 192, 256)
 

@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scoville.client.driver import PointPlan, run_point
+from scoville.client.driver import PointPlan, Sink
 from scoville.client.plan import build_plans, to_request
 from scoville.client.seam import real_loop_factory
 from scoville.errors import TargetError
 from scoville.metrics.compute import Declared, summarize
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.records.sink import RecordSink, read_records
+from scoville.records.sink import MemorySink, RecordSink, read_records
 from scoville.report.html import render
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
 from scoville.store.bundle import (
@@ -149,7 +149,7 @@ async def _run_scaled(
     target: Target,
     spec: BenchmarkSpec,
     plan: PointPlan,
-    sink: RecordSink,
+    sink: Sink,
     workers: WorkersSpec,
     work_dir: Path,
     driven: Driven,
@@ -171,7 +171,7 @@ async def _run_scaled(
 async def drive(
     target: Target,
     spec: BenchmarkSpec,
-    sink: RecordSink,
+    sink: Sink,
     on_progress: OnProgress | None,
     notes: list[str],
     workers: WorkersSpec | None = None,
@@ -201,17 +201,11 @@ async def drive(
             )
             await session.start()
         try:
+            executor = target.point_executor()
             for plan in plans:
                 if workers.kind == "inline":
                     driven.windows.append(
-                        await run_point(
-                            target.server,
-                            target.clock,
-                            plan,
-                            sink,
-                            target.tokenizer,
-                            _ticker(plan, on_progress),
-                        )
+                        await executor.run_point(plan, sink, _ticker(plan, on_progress))
                     )
                 else:
                     driven.windows.append(
@@ -240,8 +234,11 @@ def run_benchmark(
     on_progress: OnProgress | None = None,
     workers: str | None = None,
     envelope: Path | None = None,
+    keep_records: bool = True,
 ) -> RunResult:
     """Measure `spec` and write its bundle; records reach disk even if the run is stopped.
+    `keep_records=False` keeps them in memory only (no records.jsonl; the summary and
+    report never need it).
 
     `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
     "ray://head:10001?workers=16"; None or "1" keeps the client in this process.
@@ -253,7 +250,9 @@ def run_benchmark(
     write_spec(run_dir, spec)
     started = datetime.now(UTC).isoformat()
     notes: list[str] = [f"tokenizer: {target.tokenizer.name if target.tokenizer else 'none'}"]
-    sink = RecordSink(run_dir / "records.jsonl")
+    sink: RecordSink | MemorySink = (
+        RecordSink(run_dir / "records.jsonl") if keep_records else MemorySink()
+    )
     interrupted = False
     driven = Driven()
     try:
@@ -272,7 +271,10 @@ def run_benchmark(
             started,
             {"client_workers": workers or "1"},
         )
-    records, windows = read_records(run_dir / "records.jsonl")
+    if isinstance(sink, MemorySink):
+        records, windows = sink.records, sink.windows
+    else:
+        records, windows = read_records(run_dir / "records.jsonl")
     measured = Measured(records, windows, driven.telemetry, driven.workers)
     if env is not None:
         notes.append(f"client envelope from {envelope}")

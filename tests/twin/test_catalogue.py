@@ -136,14 +136,15 @@ def test_parameter_counts_match_the_model_cards() -> None:
 
 
 def test_every_model_simulates_on_some_hardware_parallelism() -> None:
-    from scoville.twin.fast import fixed_requests, run_point
+    from scoville.client.plan import length_requests
+    from scoville.twin.fast import run_point
     from scoville.twin.target import parse_twin_url
 
     for name in REQUIRED_MODELS:
         for tp in (1, 2, 4, 8):
             cfg = parse_twin_url(f"twin:B300/{name}?tp={tp}")
             try:
-                res = run_point(cfg, fixed_requests(4, 512, 4), "c2", concurrency=2)
+                res = run_point(cfg, length_requests(4, 512, 4), "c2", concurrency=2)
             except TargetError as e:  # weights do not fit: the message says to raise tp
                 assert "raise tp" in str(e)
                 continue

@@ -1,5 +1,5 @@
-"""`scoville simulate` and `scoville twin serve` through typer (no bundle when the pipeline's
-finish_run is absent; a clear message for bad input)."""
+"""`scoville simulate` and `scoville twin serve` through typer (a clear message for bad
+input), and the spec a simulation runs built from its options."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from scoville.commands.twin import app
 from scoville.errors import TargetError, UserError
 from scoville.twin.frontier import frontier_rows
-from scoville.twin.simulate import bundle_spec_dict, simulate, twin_url
+from scoville.twin.options import TwinOptions
+from scoville.twin.simulate import run_plans, twin_spec
 
 
 def test_simulate_prints_the_frontier_table() -> None:
@@ -66,10 +67,19 @@ def test_bad_input_raises_user_errors() -> None:
 
 
 def test_twin_url_and_spec_describe_the_deployment() -> None:
-    url = twin_url("GB200", "gpt-oss-120b", tp=2, replicas=2, disagg=None, catalogue=None)
+    opts = TwinOptions.build(hardware="GB200", model="gpt-oss-120b", tp=2, replicas=2, disagg=None)
+    url = opts.url()
     assert url == "twin:GB200/gpt-oss-120b?tp=2&replicas=2"
-    sim = simulate(url, 512, 16, [1, 2], requests_per_point=4, warmup_per_point=0)
-    spec = bundle_spec_dict(sim)
+    assert TwinOptions.parse_url(url) == opts
+    cfg = opts.config()
+    spec_model = twin_spec(
+        opts,
+        cfg,
+        shape={"isl_tokens": 512, "osl_tokens": 16},
+        load={"concurrency": [1, 2], "requests_per_point": 4, "warmup_requests": 0},
+    )
+    points = run_plans(cfg, spec_model)
+    spec = spec_model.to_dict()
     assert spec["accelerators"] == {
         "kind": "GB200",
         "count": 4,
@@ -78,10 +88,10 @@ def test_twin_url_and_spec_describe_the_deployment() -> None:
     }
     assert spec["load"]["concurrency"] == [1, 2]
     assert spec["serving"]["data_parallel"] == 2
-    rows = frontier_rows(sim.points)
+    rows = frontier_rows(points)
     assert [r.point_id for r in rows] == ["c1", "c2"]
     # 4 requests of 512 + 16 tokens in the window, over 4 GPUs
-    p = sim.points[0]
+    p = points[0]
     span_s = (p.window.end_ns - p.window.start_ns) / 1e9
     assert rows[0].tput_per_gpu == pytest.approx(4 * 528 / span_s / 4)
 
@@ -103,3 +113,40 @@ def test_simulate_writes_a_bundle_with_twin_fields(tmp_path: object) -> None:
         assert p["bottleneck"] in ("compute", "memory", "comm", "overhead")
         assert 0 <= p["kv_occupancy_max"] <= 1 and p["n_ok"] == p["n_sent"]
     assert summary["labels"]["system"] == "H200"
+    assert not (run_dir / "records.jsonl").exists()  # records only when asked
+    assert "done in" in r.output and "s wall" in r.output
+
+
+def test_simulate_writes_records_when_asked(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    args = ["simulate", "--isl", "256", "--osl", "8", "--concurrency", "1", "--records"]
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    (run_dir,) = Path(str(tmp_path)).iterdir()
+    lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    kinds = [json.loads(line)["type"] for line in lines]
+    # c1: 10 measured + 2 warmup requests (10 x and 2 x concurrency), then the window
+    assert kinds.count("record") == 12 and kinds.count("window") == 1
+
+
+def test_twin_options_round_trip_through_the_url() -> None:
+    url = (
+        "twin:GB200/DeepSeek-R1?tp=8&ep=8&precision=fp4&disagg=2P1D&kv_link=network"
+        "&prefix_caching=0&prefix_cache=unlimited&hbm_efficiency=0.7&executor=fast"
+    )
+    opts = TwinOptions.parse_url(url)
+    assert (opts.tp, opts.ep, opts.disagg, opts.prefix_caching) == (8, 8, "2P1D", False)
+    assert opts.prefix_cache == "unlimited" and opts.hbm_efficiency == 0.7
+    assert opts.url() == url and TwinOptions.parse_url(opts.url()) == opts
+    cfg = opts.config()
+    assert cfg.disagg is not None and (cfg.disagg.prefill_replicas, cfg.disagg.kv_link) == (
+        2,
+        "network",
+    )
+    assert cfg.engine.prefix_cache_tokens == -1 and not cfg.engine.prefix_caching
+    # 2 prefill + 1 decode replicas of TP8
+    assert cfg.n_accelerators == 24
+    with pytest.raises(TargetError, match="executor='slow' must be one of driver, fast"):
+        TwinOptions.parse_url("twin:H200/gpt-oss-120b?executor=slow")

@@ -9,14 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scoville.client.plan import length_requests
 from scoville.client.seam import GenerateRequest
 from scoville.records.model import ErrorKind, RequestRecord
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import Cluster, DisaggConfig, TwinConfig
 from scoville.twin.costmodel import Parallel, StepBatch, StepModel
 from scoville.twin.engine import EngineConfig, Seq
-from scoville.twin.fast import fixed_requests, run_point, sweep
+from scoville.twin.fast import run_point
 from scoville.twin.kernel import EventKernel
+from scoville.twin.simulate import sweep
 
 CAT = load_catalogue()
 
@@ -72,7 +74,7 @@ def test_records_have_exact_tokens_and_ordered_times() -> None:
 def test_single_request_timing_matches_the_step_model() -> None:
     cfg = _cfg(model="Llama-3.1-8B")
     sm = StepModel(cfg.hardware, cfg.model, Parallel())
-    (r,) = run_point(cfg, fixed_requests(1, 1000, 3), "c1", concurrency=1).records
+    (r,) = run_point(cfg, length_requests(1, 1000, 3), "c1", concurrency=1).records
     prefill = sm.cost(StepBatch(prefill_tokens=1000, prefill_pairs=1000 * 1001 / 2, n_sampled=1))
     d1 = sm.cost(StepBatch(n_decode=1, decode_ctx_tokens=1001, n_sampled=1))
     d2 = sm.cost(StepBatch(n_decode=1, decode_ctx_tokens=1002, n_sampled=1))
@@ -83,9 +85,9 @@ def test_single_request_timing_matches_the_step_model() -> None:
 
 def test_long_prompt_is_chunked_under_the_token_budget() -> None:
     cfg = _cfg(model="Llama-3.1-8B", engine=EngineConfig(max_num_batched_tokens=512))
-    (r,) = run_point(cfg, fixed_requests(1, 2000, 2), "c1", concurrency=1).records
+    (r,) = run_point(cfg, length_requests(1, 2000, 2), "c1", concurrency=1).records
     whole = run_point(
-        _cfg(model="Llama-3.1-8B"), fixed_requests(1, 2000, 2), "c1", concurrency=1
+        _cfg(model="Llama-3.1-8B"), length_requests(1, 2000, 2), "c1", concurrency=1
     ).records[0]
     assert _ttft_s(r) > _ttft_s(whole)  # 4 chunks pay 4 x the per-step weights and overhead
 
@@ -126,7 +128,7 @@ def test_throughput_per_gpu_rises_with_concurrency_until_kv_binds() -> None:
 def test_kv_pressure_preempts_and_still_delivers_every_token() -> None:
     small = CAT.get_hardware("H200").model_copy(update={"hbm_gb": 80.0})
     cfg = TwinConfig(small, CAT.get_model("gpt-oss-120b"))
-    res = run_point(cfg, fixed_requests(64, 4096, 512), "c64", concurrency=64)
+    res = run_point(cfg, length_requests(64, 4096, 512), "c64", concurrency=64)
     assert res.extras["preemptions"] > 0
     assert res.extras["kv_occupancy_max"] == pytest.approx(1.0, abs=0.01)
     for r in res.records:
@@ -136,7 +138,7 @@ def test_kv_pressure_preempts_and_still_delivers_every_token() -> None:
 
 def test_request_larger_than_the_window_is_rejected() -> None:
     (r,) = run_point(
-        _cfg(model="Qwen3-30B-A3B"), fixed_requests(1, 40000, 2000), "c1", concurrency=1
+        _cfg(model="Qwen3-30B-A3B"), length_requests(1, 40000, 2000), "c1", concurrency=1
     ).records
     assert r.error == ErrorKind.CONTEXT_OVERFLOW and not r.chunk_ns
 
@@ -174,16 +176,16 @@ def test_session_router_is_sticky_and_round_robin_spreads() -> None:
 
 
 def test_replicas_multiply_throughput_and_accelerators() -> None:
-    one = run_point(_cfg(), fixed_requests(32, 1024, 64), "c16", concurrency=16)
-    two = run_point(_cfg(replicas=2), fixed_requests(32, 1024, 64), "c16", concurrency=16)
+    one = run_point(_cfg(), length_requests(32, 1024, 64), "c16", concurrency=16)
+    two = run_point(_cfg(replicas=2), length_requests(32, 1024, 64), "c16", concurrency=16)
     assert two.extras["n_accelerators"] == 2
     assert (two.window.end_ns - two.window.start_ns) < (one.window.end_ns - one.window.start_ns)
 
 
 def test_disaggregation_lowers_tpot_and_adds_kv_transfer_to_ttft() -> None:
-    agg = run_point(_cfg(replicas=2), fixed_requests(96, 8192, 256), "c32", concurrency=32)
+    agg = run_point(_cfg(replicas=2), length_requests(96, 8192, 256), "c32", concurrency=32)
     dis = run_point(
-        _cfg(disagg=DisaggConfig(1, 1)), fixed_requests(96, 8192, 256), "c32", concurrency=32
+        _cfg(disagg=DisaggConfig(1, 1)), length_requests(96, 8192, 256), "c32", concurrency=32
     )
     assert dis.extras["n_accelerators"] == agg.extras["n_accelerators"] == 2
     tpot_agg = _median([_tpot_s(r) for r in agg.records])
@@ -197,7 +199,7 @@ def test_disaggregation_lowers_tpot_and_adds_kv_transfer_to_ttft() -> None:
 def test_open_loop_sends_at_the_given_times() -> None:
     arrivals = [0, 10_000_000, 20_000_000, 500_000_000]
     res = run_point(
-        _cfg(model="Llama-3.1-8B"), fixed_requests(4, 512, 8), "r", arrival_ns=arrivals, start_ns=7
+        _cfg(model="Llama-3.1-8B"), length_requests(4, 512, 8), "r", arrival_ns=arrivals, start_ns=7
     )
     assert [r.start_ns for r in res.records] == [7 + t for t in arrivals]
     assert res.window.mode == "rate"
@@ -243,8 +245,8 @@ def test_engine_accounting_balances_under_any_load(
 
 
 def test_range_ratio_draws_seeded_lengths_within_bounds() -> None:
-    a = fixed_requests(200, 1000, 100, range_ratio=0.8, seed=3)
-    b = fixed_requests(200, 1000, 100, range_ratio=0.8, seed=3)
+    a = length_requests(200, 1000, 100, range_ratio=0.8, seed=3)
+    b = length_requests(200, 1000, 100, range_ratio=0.8, seed=3)
     assert [(r.input_tokens, r.max_tokens) for r in a] == [
         (r.input_tokens, r.max_tokens) for r in b
     ]

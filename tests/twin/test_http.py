@@ -10,7 +10,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from scoville.twin.fast import fixed_requests, run_point
+from scoville.client.plan import length_requests
+from scoville.twin.fast import run_point
 from scoville.twin.http import TwinHttpServer
 from scoville.twin.sse import Faults
 from scoville.twin.target import parse_twin_url
@@ -114,7 +115,7 @@ async def test_context_overflow_is_a_400() -> None:
 async def test_token_times_follow_the_simulation() -> None:
     # slowed 20x so loop jitter on a busy CI machine (tens of ms) stays below one step gap
     speed = 0.05
-    fast = run_point(CFG, fixed_requests(2, 2000, 6), "c1", concurrency=1).records
+    fast = run_point(CFG, length_requests(2, 2000, 6), "c1", concurrency=1).records
     async with TwinHttpServer(CFG, speedup=speed) as url:
         # distinct prompts: the second must not hit the prefix cache
         got = [

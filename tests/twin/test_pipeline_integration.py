@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from scoville.twin.frontier import frontier_rows
-from scoville.twin.simulate import simulate
+from scoville.twin.simulate import sweep
+from scoville.twin.target import parse_twin_url
 
 
 def test_run_with_a_twin_target_matches_simulate(tmp_path: Path) -> None:
@@ -25,6 +26,6 @@ def test_run_with_a_twin_target_matches_simulate(tmp_path: Path) -> None:
         }
     )
     rows = pipeline.run_benchmark(spec, tmp_path).summary["points"]
-    (pred,) = frontier_rows(simulate(url, 256, 16, [2], 6, 0).points)
+    (pred,) = frontier_rows(sweep(parse_twin_url(url), 256, 16, [2], 6, 0))
     assert rows[0]["n_ok"] == 6
     assert rows[0]["median_tpot"] == pytest.approx(pred.median_tpot_s, rel=1e-6)

@@ -8,11 +8,12 @@ import time
 
 import pytest
 
+from scoville.client.plan import length_requests
 from scoville.client.seam import Clock, Exchange, Server
 from scoville.errors import TargetError
 from scoville.records.model import ErrorKind
 from scoville.twin.clock import VirtualClock, VirtualTime, VirtualTimeLoop
-from scoville.twin.fast import fixed_requests, run_point
+from scoville.twin.fast import run_point
 from scoville.twin.target import open_twin_target, parse_twin_url
 
 
@@ -45,7 +46,7 @@ def test_virtual_loop_sleeps_take_no_wall_time_and_land_exactly() -> None:
 def _closed_loop(target_url: str, n: int, conc: int, isl: int, osl: int) -> list[Exchange]:
     target = open_twin_target(target_url)
     assert isinstance(target.server, Server) and isinstance(target.clock, Clock)
-    reqs = iter(fixed_requests(n, isl, osl))
+    reqs = iter(length_requests(n, isl, osl))
     out: list[Exchange] = []
     streamed: list[int] = []
 
@@ -75,7 +76,7 @@ def _closed_loop(target_url: str, n: int, conc: int, isl: int, osl: int) -> list
 )
 def test_server_seam_reproduces_the_fast_path_timings(url: str) -> None:
     ex = _closed_loop(url, 24, 8, 2048, 64)
-    fast = run_point(parse_twin_url(url), fixed_requests(24, 2048, 64), "c8", concurrency=8)
+    fast = run_point(parse_twin_url(url), length_requests(24, 2048, 64), "c8", concurrency=8)
     assert all(e.error is None and e.completion_tokens == 64 for e in ex)
     assert sorted(e.end_ns - e.start_ns for e in ex) == sorted(
         r.end_ns - r.start_ns for r in fast.records
@@ -125,7 +126,7 @@ def test_server_point_extras_match_the_fast_path_for_the_same_window() -> None:
     url = "twin:H200/gpt-oss-120b"
     target = open_twin_target(url)
     ex = []
-    reqs = iter(fixed_requests(16, 4096, 32))
+    reqs = iter(length_requests(16, 4096, 32))
 
     async def lane() -> None:
         for req in reqs:
@@ -139,7 +140,53 @@ def test_server_point_extras_match_the_fast_path_for_the_same_window() -> None:
         runner.run(main())
     w = PointWindow("c8", 0, max(e.end_ns for e in ex), "concurrency", 8.0, 16)
     got = twin_point_extras(target.server, [w])["c8"]
-    fast = run_point(parse_twin_url(url), fixed_requests(16, 4096, 32), "c8", concurrency=8).extras
+    fast = run_point(parse_twin_url(url), length_requests(16, 4096, 32), "c8", concurrency=8).extras
     for k in ("bottleneck", "busy_share_memory", "kv_occupancy_mean", "kv_occupancy_max"):
         assert got[k] == pytest.approx(fast[k])
     assert twin_point_extras(object(), [w]) == {}
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "arrivals_ns"),
+    [(4, None), (None, [i * 20_000_000 for i in range(12)]), (3, [0] * 12)],
+)
+def test_fast_and_driver_executors_write_the_same_records(
+    concurrency: int | None, arrivals_ns: list[int] | None
+) -> None:
+    """One plan through both executors: the same records (fields, order of sends) and the
+    same window, in closed loop, open loop, and open loop behind an in-flight cap."""
+    from scoville.client.driver import PointPlan
+    from scoville.records.sink import MemorySink
+
+    reqs = length_requests(12, 1024, 16, tag="p-")
+    mode = "concurrency" if arrivals_ns is None else "rate"
+    plan = PointPlan("p", mode, 4.0, reqs[:2], reqs[2:], concurrency, arrivals_ns)
+    url = "twin:H200/Llama-3.1-8B"
+    sinks = {}
+    for executor in ("driver", "fast"):
+        target = open_twin_target(f"{url}?executor={executor}")
+        sink = MemorySink()
+
+        async def main(t: object = target, s: MemorySink = sink) -> None:
+            await t.point_executor().run_point(plan, s)  # type: ignore[attr-defined]
+
+        assert target.loop_factory is not None
+        with asyncio.Runner(loop_factory=target.loop_factory) as runner:
+            runner.run(main())
+        sinks[executor] = sink
+    driver, fast = sinks["driver"], sinks["fast"]
+
+    def key(s: MemorySink) -> list[tuple[object, ...]]:
+        t0 = s.windows[0].start_ns  # each executor's own timeline origin
+        return sorted(
+            (r.request_id, r.phase, r.start_ns - t0, r.end_ns - t0, r.output_tokens, r.chunk_tokens)
+            for r in s.records
+        )
+
+    assert len(fast.records) == 12 and key(fast) == key(driver)
+    (wd,), (wf,) = driver.windows, fast.windows
+    assert (wf.sent, wf.end_ns - wf.start_ns) == (10, wd.end_ns - wd.start_ns)
+    if arrivals_ns == [0] * 12:  # all arrive at once; the cap keeps 3 in flight
+        recs = fast.records
+        in_flight = [sum(o.start_ns <= r.start_ns < o.end_ns for o in recs) for r in recs]
+        assert max(in_flight) == 3 and sum(r.start_ns == recs[0].start_ns for r in recs) == 3

@@ -46,7 +46,7 @@ class PointPlan:
 OnRecord = Callable[[RequestRecord], None]
 
 
-def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[int], str]:
+def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[tuple[int, ...], str]:
     """Output tokens per frame, and where the counts came from ("usage"/"local"/"none").
 
     Servers that stream one token per frame report `completion_tokens == frames`; then each
@@ -54,13 +54,13 @@ def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[
     """
     n = len(ex.chunk_ns)
     if ex.chunk_tokens is not None:
-        return list(ex.chunk_tokens), "usage"
+        return tuple(ex.chunk_tokens), "usage"  # a tuple passes through without a copy
     if ex.completion_tokens is not None and ex.completion_tokens == n:
-        return [1] * n, "usage"
+        return (1,) * n, "usage"
     if tokenizer is not None:
-        counts = [max(1, len(tokenizer.encode(t))) for t in ex.chunk_text]
+        counts = tuple(max(1, len(tokenizer.encode(t))) for t in ex.chunk_text)
         return counts, "usage" if ex.completion_tokens is not None else "local"
-    return [1] * n, "usage" if ex.completion_tokens is not None else "none"
+    return (1,) * n, "usage" if ex.completion_tokens is not None else "none"
 
 
 def to_record(
@@ -83,7 +83,7 @@ def to_record(
         start_ns=ex.start_ns,
         end_ns=ex.end_ns,
         chunk_ns=tuple(ex.chunk_ns),
-        chunk_tokens=tuple(chunk_tokens),
+        chunk_tokens=chunk_tokens,
         input_tokens=ex.prompt_tokens if ex.prompt_tokens is not None else req.input_tokens,
         output_tokens=out,
         expected_input_tokens=req.input_tokens,
@@ -100,19 +100,40 @@ def to_record(
     )
 
 
-class _Window:
+def plan_jobs(plan: PointPlan) -> list[tuple[GenerateRequest, Phase]]:
+    """The order every executor sends a point in: warmup requests first, then measured."""
+    jobs: list[tuple[GenerateRequest, Phase]] = [(r, "warmup") for r in plan.warmup]
+    return jobs + [(r, "measure") for r in plan.measured]
+
+
+class WindowTracker:
+    """The measurement-window rule, for every executor: the window opens at the first
+    measured send and closes at the last measured completion (warmup never counts)."""
+
     def __init__(self) -> None:
         self.start_ns: int | None = None
         self.end_ns = 0
         self.sent = 0
 
-    def sent_at(self, t_ns: int) -> None:
+    def add(self, record: RequestRecord) -> None:
+        if record.phase != "measure":
+            return
         self.sent += 1
-        if self.start_ns is None or t_ns < self.start_ns:
-            self.start_ns = t_ns
+        if self.start_ns is None or record.start_ns < self.start_ns:
+            self.start_ns = record.start_ns
+        self.end_ns = max(self.end_ns, record.end_ns)
 
-    def ended_at(self, t_ns: int) -> None:
-        self.end_ns = max(self.end_ns, t_ns)
+    def window(self, plan: PointPlan, now_ns: int) -> PointWindow:
+        """The point's window (`now_ns` when nothing was measured)."""
+        start = self.start_ns if self.start_ns is not None else now_ns
+        return PointWindow(
+            point_id=plan.point_id,
+            start_ns=start,
+            end_ns=max(start, self.end_ns),
+            mode=plan.mode,  # type: ignore[arg-type]
+            level=plan.level,
+            sent=self.sent,
+        )
 
 
 async def run_point(
@@ -125,16 +146,13 @@ async def run_point(
     worker: str = "0",
 ) -> PointWindow:
     """Drive one point to completion; every request sent becomes exactly one record."""
-    window = _Window()
-    jobs: list[tuple[GenerateRequest, Phase]] = [(r, "warmup") for r in plan.warmup]
-    jobs += [(r, "measure") for r in plan.measured]
+    window = WindowTracker()
+    jobs = plan_jobs(plan)
 
     async def one(req: GenerateRequest, phase: Phase, scheduled_ns: int | None) -> None:
         ex = await server.generate(req)
-        if phase == "measure":
-            window.sent_at(ex.start_ns)
-            window.ended_at(ex.end_ns)
         record = to_record(ex, req, plan.point_id, phase, tokenizer, scheduled_ns, worker)
+        window.add(record)
         sink.write(record)
         if on_record is not None:
             on_record(record)
@@ -143,15 +161,7 @@ async def run_point(
         await _closed_loop(jobs, max(1, plan.concurrency or 1), one)
     else:
         await _open_loop(jobs, plan.arrivals_ns, plan.concurrency, clock, one)
-    start = window.start_ns if window.start_ns is not None else clock.now_ns()
-    result = PointWindow(
-        point_id=plan.point_id,
-        start_ns=start,
-        end_ns=max(start, window.end_ns),
-        mode=plan.mode,  # type: ignore[arg-type]
-        level=plan.level,
-        sent=window.sent,
-    )
+    result = window.window(plan, clock.now_ns())
     sink.write_window(result)
     return result
 

@@ -28,6 +28,23 @@ def to_request(prompt: Prompt, request_id: str, spec: BenchmarkSpec) -> Generate
     )
 
 
+def length_requests(
+    n: int,
+    isl_tokens: int,
+    osl_tokens: int,
+    range_ratio: float = 1.0,
+    seed: int = 0,
+    tag: str = "",
+) -> list[GenerateRequest]:
+    """`n` completions requests that carry lengths only (for targets that never read the
+    text, such as the twin), drawn as `build_prompts` draws them; ids are `{tag}{i}`."""
+    prompts = build_prompts(None, n, isl_tokens, osl_tokens, range_ratio, seed)
+    return [
+        GenerateRequest(f"{tag}{i}", "completions", p.input_tokens, p.output_tokens, prompt="")
+        for i, p in enumerate(prompts)
+    ]
+
+
 def rate_point_sizes(spec: BenchmarkSpec, rate_per_s: float) -> tuple[int, int]:
     """(measured, warmup) requests of an open-loop point: about 10 s of arrivals by default."""
     n = spec.load.requests_per_point or max(10, round(10 * rate_per_s))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -87,7 +87,7 @@ class Exchange:
     end_ns: int = 0
     chunk_ns: list[int] = field(default_factory=list)
     chunk_text: list[str] = field(default_factory=list)
-    chunk_tokens: list[int] | None = None
+    chunk_tokens: Sequence[int] | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int | None = None

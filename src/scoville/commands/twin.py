@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -14,46 +15,82 @@ from rich.table import Table
 
 from scoville.errors import UserError
 from scoville.spec.lists import parse_list
-
-if TYPE_CHECKING:
-    from scoville.twin.simulate import Simulation
+from scoville.twin.options import TwinOptions, option_help
 
 app = typer.Typer(add_completion=False)
 twin_app = typer.Typer(add_completion=False, help="The digital twin: serve it over HTTP.")
 app.add_typer(twin_app, name="twin")
 console = Console()
 
-Hw = Annotated[str, typer.Option("--hardware", help="Accelerator, e.g. H200, B200, GB200, MI355X.")]
-Model = Annotated[str, typer.Option("--model", help="Model, e.g. gpt-oss-120b, DeepSeek-R1.")]
-Tp = Annotated[int, typer.Option("--tp", help="Tensor-parallel GPUs per replica.")]
-Ep = Annotated[int, typer.Option("--ep", help="Expert parallelism: 1 or equal to --tp.")]
-Prec = Annotated[str, typer.Option("--precision", help="native, bf16, fp8, fp4 or int4.")]
-Kv = Annotated[str, typer.Option("--kv", help="KV-cache dtype: bf16 or fp8.")]
-Reps = Annotated[int, typer.Option("--replicas", help="Data-parallel replicas.")]
-Disagg = Annotated[str | None, typer.Option("--disagg", help="Disaggregated pools, e.g. 1P1D.")]
-Cat = Annotated[
-    list[Path] | None, typer.Option("--catalogue", help="User hardware/model YAML (repeatable).")
-]
+
+def _opt(name: str, flag: str | None = None) -> Any:
+    """A typer option whose help is the `TwinOptions` field's description."""
+    return typer.Option(flag or f"--{name.replace('_', '-')}", help=escape(option_help(name)))
+
+
+Hw = Annotated[str, _opt("hardware")]
+Model = Annotated[str, _opt("model")]
+Tp = Annotated[int, _opt("tp")]
+Ep = Annotated[int, _opt("ep")]
+Prec = Annotated[str, _opt("precision")]
+Kv = Annotated[str, _opt("kv")]
+Reps = Annotated[int, _opt("replicas")]
+Disagg = Annotated[str | None, _opt("disagg")]
+Cat = Annotated[list[Path] | None, _opt("catalogue")]
+_D = TwinOptions.model_fields
 
 
 def _conc(text: str) -> list[int]:
     return parse_list(text, "--concurrency", int, minimum=1, example="1,2,4")
 
 
+def _options(catalogue: list[Path] | None, **values: Any) -> TwinOptions:
+    return TwinOptions.build(catalogue=tuple(str(c) for c in catalogue or ()), **values)
+
+
+_COLUMNS = (
+    ("conc", lambda r: f"{r['level']:g}"),
+    ("tok/s/GPU", lambda r: f"{r['tput_per_gpu']:,.0f}"),
+    ("out tok/s/GPU", lambda r: f"{r['output_tput_per_gpu']:,.0f}"),
+    ("intvty tok/s/user", lambda r: f"{r['median_intvty']:,.1f}"),
+    ("TTFT p50 ms", lambda r: f"{r['median_ttft'] * 1e3:,.1f}"),
+    ("TPOT p50 ms", lambda r: f"{r['median_tpot'] * 1e3:,.2f}"),
+    ("bottleneck", lambda r: str(r["bottleneck"])),
+    ("KV max", lambda r: f"{r['kv_occupancy_max']:.0%}"),
+    ("preempt", lambda r: str(r["preemptions"])),
+)
+
+
+def _frontier_table(title: str, rows: list[dict[str, Any]]) -> Table:
+    table = Table(title=title)
+    for col, _fmt in _COLUMNS:
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(*(_cell(fmt, r) for _col, fmt in _COLUMNS))
+    return table
+
+
+def _cell(fmt: Callable[[dict[str, Any]], str], row: dict[str, Any]) -> str:
+    try:
+        return fmt(row)
+    except (KeyError, TypeError):  # a point with no successful request has no latencies
+        return "-"
+
+
 @app.command("simulate")
 def simulate_cmd(
-    hardware: Hw = "H200",
-    model: Model = "gpt-oss-120b",
-    tp: Tp = 1,
-    ep: Ep = 1,
-    precision: Prec = "native",
-    kv: Kv = "bf16",
-    replicas: Reps = 1,
-    disagg: Disagg = None,
+    hardware: Hw = _D["hardware"].default,
+    model: Model = _D["model"].default,
+    tp: Tp = _D["tp"].default,
+    ep: Ep = _D["ep"].default,
+    precision: Prec = _D["precision"].default,
+    kv: Kv = _D["kv"].default,
+    replicas: Reps = _D["replicas"].default,
+    disagg: Disagg = _D["disagg"].default,
     isl: Annotated[int, typer.Option(help="Input tokens per request.")] = 8192,
     osl: Annotated[int, typer.Option(help="Output tokens per request.")] = 1024,
     range_ratio: Annotated[
-        float, typer.Option(help="Lengths uniform in [ratio*L, L]; InferenceX uses 0.8.")
+        float, typer.Option(help="Lengths uniform in \\[ratio*L, L]; InferenceX uses 0.8.")
     ] = 1.0,
     concurrency: Annotated[str, typer.Option(help="Comma list.")] = "1,2,4,8,16,32,64,128,256",
     requests_per_point: Annotated[int | None, typer.Option(help="Default 10 x conc.")] = None,
@@ -61,100 +98,74 @@ def simulate_cmd(
     catalogue: Cat = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     no_bundle: Annotated[bool, typer.Option("--no-bundle", help="Print only.")] = False,
+    records: Annotated[
+        bool,
+        typer.Option(
+            "--records",
+            help="Also write records.jsonl (every token; about 95 MB at 8k/1k to c256); "
+            "`compare --ci` resamples it.",
+        ),
+    ] = False,
 ) -> None:
-    """Predict the throughput/interactivity frontier of HARDWARE serving MODEL (twin, fast)."""
+    """Predict the throughput/interactivity frontier of HARDWARE serving MODEL: `scoville run`
+    on the twin with its fast executor."""
+    import tempfile
     import time
 
-    from scoville.twin.frontier import frontier_rows
-    from scoville.twin.simulate import simulate, twin_url
+    from scoville.pipeline import run_benchmark
+    from scoville.twin.simulate import twin_spec
 
-    url = twin_url(
-        hardware,
-        model,
+    t0 = time.perf_counter()
+    if not 0 < range_ratio <= 1:
+        raise UserError("--range-ratio must be in (0, 1]; 1 = fixed lengths.")
+    opts = _options(
+        catalogue,
+        hardware=hardware,
+        model=model,
         tp=tp,
         ep=ep,
         precision=precision,
         kv=kv,
         replicas=replicas,
         disagg=disagg,
-        catalogue=catalogue,
+        executor="fast",
     )
-    t0 = time.perf_counter()
-    if not 0 < range_ratio <= 1:
-        raise UserError("--range-ratio must be in (0, 1]; 1 = fixed lengths.")
-    sim = simulate(url, isl, osl, _conc(concurrency), requests_per_point, warmup, range_ratio)
+    cfg = opts.config()
+    spec = twin_spec(
+        opts,
+        cfg,
+        shape={"isl_tokens": isl, "osl_tokens": osl, "range_ratio": range_ratio},
+        load={
+            "concurrency": _conc(concurrency),
+            "requests_per_point": requests_per_point,
+            "warmup_requests": warmup,
+        },
+    )
+    with tempfile.TemporaryDirectory(prefix="scoville-simulate-") as tmp:
+        result = run_benchmark(spec, Path(tmp) if no_bundle else out, keep_records=records)
     wall_s = time.perf_counter() - t0
-    table = Table(
-        title=f"predicted: {url}  ISL {isl} / OSL {osl}  ({sim.cfg.n_accelerators} accelerator(s))"
-    )
-    for col in (
-        "conc",
-        "tok/s/GPU",
-        "out tok/s/GPU",
-        "intvty tok/s/user",
-        "TTFT p50 ms",
-        "TPOT p50 ms",
-        "bottleneck",
-        "KV max",
-        "preempt",
-    ):
-        table.add_column(col, justify="right")
-    for r in frontier_rows(sim.points):
-        table.add_row(
-            f"{r.concurrency:g}",
-            f"{r.tput_per_gpu:,.0f}",
-            f"{r.output_tput_per_gpu:,.0f}",
-            f"{r.median_intvty:,.1f}",
-            f"{r.median_ttft_s * 1e3:,.1f}",
-            f"{r.median_tpot_s * 1e3:,.2f}",
-            r.bottleneck,
-            f"{r.kv_occupancy_max:.0%}",
-            str(r.preemptions),
-        )
-    console.print(table)
-    hw = sim.cfg.hardware
+    title = f"predicted: {opts.url()}  ISL {isl} / OSL {osl}  ({cfg.n_accelerators} accelerator(s))"
+    console.print(_frontier_table(title, result.summary["points"]))
+    hw = cfg.hardware
     console.print(f"hardware source: {escape(hw.source)}")
     for field, why in hw.assumed.items():
         console.print(f"[yellow]assumed[/yellow] {field}: {escape(why)}")
-    console.print(f"simulated in {wall_s:.2f} s")
-    if no_bundle:
-        return
-    run_dir = write_bundle(sim, out)
-    console.print(f"bundle: {run_dir}  (report: {run_dir / 'report.html'})")
-
-
-def write_bundle(sim: Simulation, out_dir: Path) -> Path:
-    """Write a simulation's run bundle through `scoville.pipeline.finish_run`."""
-    from scoville.pipeline import Measured, finish_run
-    from scoville.spec.model import BenchmarkSpec
-    from scoville.targets.base import RunSource
-    from scoville.twin.simulate import bundle_spec_dict
-    from scoville.twin.target import twin_info
-
-    spec = BenchmarkSpec.model_validate(bundle_spec_dict(sim))
-    records = [r for p in sim.points for r in p.records]
-    windows = [p.window for p in sim.points]
-    info = {"kind": "twin", "model": sim.cfg.model.name, "twin": twin_info(sim.cfg)}
-    extra = {p.window.point_id: dict(p.extras) for p in sim.points}
-    notes = [
-        "simulated by the scoville digital twin (fast path, virtual time)",
-        f"twin {sim.url}",
-    ]
-    source = RunSource(sim.cfg.model.name, info, extra=extra)
-    result = finish_run(spec, Measured(records, windows), out_dir, source, notes)
-    return Path(result.run_dir)
+    if not no_bundle:
+        run_dir = result.run_dir
+        console.print(f"bundle: {run_dir}  (report: {run_dir / 'report.html'})")
+    console.print(f"done in {wall_s:.2f} s wall (simulation, summary and files)")
 
 
 @twin_app.command("serve")
 def serve_cmd(
-    hardware: Hw = "H200",
-    model: Model = "gpt-oss-120b",
-    tp: Tp = 1,
-    ep: Ep = 1,
-    precision: Prec = "native",
-    kv: Kv = "bf16",
-    replicas: Reps = 1,
-    disagg: Disagg = None,
+    hardware: Hw = _D["hardware"].default,
+    model: Model = _D["model"].default,
+    tp: Tp = _D["tp"].default,
+    ep: Ep = _D["ep"].default,
+    precision: Prec = _D["precision"].default,
+    kv: Kv = _D["kv"].default,
+    replicas: Reps = _D["replicas"].default,
+    disagg: Disagg = _D["disagg"].default,
     speedup: Annotated[
         float, typer.Option(help="Time compression: K x faster than simulated.")
     ] = 1.0,
@@ -169,24 +180,22 @@ def serve_cmd(
     import asyncio
 
     from scoville.twin.http import TwinHttpServer
-    from scoville.twin.simulate import twin_url
     from scoville.twin.sse import Faults
-    from scoville.twin.target import parse_twin_url
 
     if speedup <= 0:
         raise UserError("--speedup must be > 0 (e.g. 10 serves ten times faster than simulated).")
-    url = twin_url(
-        hardware,
-        model,
+    opts = _options(
+        catalogue,
+        hardware=hardware,
+        model=model,
         tp=tp,
         ep=ep,
         precision=precision,
         kv=kv,
         replicas=replicas,
         disagg=disagg,
-        catalogue=catalogue,
     )
-    cfg = parse_twin_url(url)
+    cfg = opts.config()
     try:
         faults = Faults.from_json({"mode": fault, "every_n": fault_every})
     except ValueError as e:
@@ -195,7 +204,7 @@ def serve_cmd(
     async def main() -> None:
         async with TwinHttpServer(cfg, speedup=speedup, port=port, faults=faults) as base:
             console.print(
-                f"twin {url} serving at {base}/v1 (metrics {base}/metrics, faults "
+                f"{opts.url()} serving at {base}/v1 (metrics {base}/metrics, faults "
                 f"{base}/admin/faults); Ctrl-C to stop"
             )
             await asyncio.Event().wait()

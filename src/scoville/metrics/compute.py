@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -38,9 +38,11 @@ def request_latency(r: RequestRecord) -> RequestLatency:
     e2e_ns = r.end_ns - r.start_ns
     tpot = (e2e_ns - ttft_ns) / (r.output_tokens - 1) / NS if r.output_tokens > 1 else None
     gaps = np.diff(np.asarray(r.chunk_ns, dtype=np.int64))
-    per_token: list[float] = []
-    for gap, n in zip(gaps.tolist(), r.chunk_tokens[1:], strict=True):
-        per_token.extend([gap / n / NS] * max(1, n))
+    tokens = np.asarray(r.chunk_tokens[1:], dtype=np.int64)
+    if len(tokens) != len(gaps):
+        raise ValueError(f"record {r.request_id}: chunk_tokens and chunk_ns differ in length")
+    # each frame's gap shared by its tokens, repeated once per token (at least once)
+    per_token = cast(list[float], np.repeat(gaps / tokens / NS, np.maximum(tokens, 1)).tolist())
     return RequestLatency(
         ttft_ns / NS, e2e_ns / NS, tpot, tuple((gaps / NS).tolist()), tuple(per_token)
     )

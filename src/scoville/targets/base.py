@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoville.client.executor import DriverExecutor, Executor
 from scoville.client.seam import Clock, Server
 from scoville.records.model import PointWindow
 from scoville.spec.model import AcceleratorSpec
@@ -86,6 +87,16 @@ class Target:
         return RunSource(
             self.model, self.manifest(**sections), self.labels, self.accelerators, extra
         )
+
+    # How points run: None is the asyncio driver over `server`; a target may offer its own
+    # (the twin's fast executor simulates plans straight on its event engine).
+    executor: Executor | None = None
+
+    def point_executor(self) -> Executor:
+        """The executor every point of a sweep on this target goes through."""
+        if self.executor is not None:
+            return self.executor
+        return DriverExecutor(self.server, self.clock, self.tokenizer)
 
     async def close(self) -> None:
         await self.server.close()

@@ -46,17 +46,14 @@ def _open_http(spec: BenchmarkSpec) -> Target:
 
 
 def _open_twin(spec: BenchmarkSpec) -> Target:
-    from scoville.twin.server import twin_point_extras
     from scoville.twin.target import open_twin_target
 
     target: Target = open_twin_target(spec.target.url, spec)
     twin = target.info.get("twin", {})
-    server = target.server
     return replace(
         target,
         labels=target.info.get("label_defaults", {}),
         accelerators=AcceleratorSpec(kind=twin["hardware"], count=twin.get("n_accelerators", 1)),
-        point_extras=lambda windows: twin_point_extras(server, windows),
         wants_text=False,  # the twin simulates token counts; it never reads the text
         has_telemetry=False,  # virtual time: nothing here measures its power or metrics
     )

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scoville.twin.catalogue import Hardware, ModelArch
 from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
-from scoville.twin.fast import sweep
 from scoville.twin.frontier import frontier_rows
+from scoville.twin.simulate import sweep
 from scoville.twin.target import parse_twin_url
 
 

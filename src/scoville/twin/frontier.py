@@ -1,6 +1,6 @@
 """The twin's own short summary of a simulated sweep: one row per point with throughput per
-GPU, interactivity, TTFT, TPOT and the bottleneck. Used by `scoville simulate` for its table
-and by calibration; the full metrics of a run come from `scoville.metrics` via the bundle.
+GPU, interactivity, TTFT, TPOT and the bottleneck, from the fast executor's `PointResult`s.
+Used by calibration (`twin validate`); `scoville simulate` prints the run's summary rows.
 """
 
 from __future__ import annotations

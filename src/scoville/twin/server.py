@@ -103,8 +103,12 @@ def _resolve(fut: asyncio.Future[Seq], seq: Seq) -> None:
         fut.set_result(seq)
 
 
-def exchange_of(seq: Seq, request: GenerateRequest) -> Exchange:
-    """What a client would have observed for a finished sequence."""
+def exchange_of(
+    seq: Seq, request: GenerateRequest, ones: dict[int, tuple[int, ...]] | None = None
+) -> Exchange:
+    """What a client would have observed for a finished sequence. With `ones` (length -> a
+    tuple of 1s, shared by a whole point) the frames carry counts only, no text: the fast
+    executor's compact form."""
     if seq.error is not None:
         return Exchange(
             start_ns=seq.arrival_ns,
@@ -114,12 +118,17 @@ def exchange_of(seq: Seq, request: GenerateRequest) -> Exchange:
             http_status=400,
         )
     times = seq.token_times()
+    n = len(times)
+    if ones is None:
+        text, counts = [TOKEN_TEXT] * n, (1,) * n
+    else:
+        text, counts = [], ones.get(n) or ones.setdefault(n, (1,) * n)
     return Exchange(
         start_ns=seq.arrival_ns,
         end_ns=seq.end_ns,
         chunk_ns=times,
-        chunk_text=[TOKEN_TEXT] * len(times),
-        chunk_tokens=[1] * len(times),
+        chunk_text=text,
+        chunk_tokens=counts,
         prompt_tokens=request.input_tokens,
         completion_tokens=len(times),
         cached_tokens=seq.cached_tokens,

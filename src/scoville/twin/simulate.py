@@ -1,93 +1,99 @@
-"""`scoville simulate` as a library call: a twin URL and a sweep in, predicted points out,
-and (when the pipeline provides `finish_run`) the same bundle and report as a real run.
+"""The spec of a simulated sweep, built before it runs: `twin_spec` turns `TwinOptions` and
+the sweep's flags into the `BenchmarkSpec` that `scoville simulate` runs (on the twin with the
+fast executor). `sweep` runs a spec's plans on the fast executor as a library call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
+from scoville.client.plan import build_plans
+from scoville.spec.load import validate_as
+from scoville.spec.model import BenchmarkSpec
 from scoville.twin.cluster import TwinConfig
-from scoville.twin.fast import PointResult, sweep
-from scoville.twin.target import parse_twin_url, twin_labels
+from scoville.twin.fast import FastExecutor, PointResult
+from scoville.twin.options import TwinOptions
+from scoville.twin.target import twin_labels
+
+# The twin's default sweep (InferenceX's 8k/1k shape up to 256 streams), declared once.
+TWIN_DEFAULTS: dict[str, Any] = {
+    "shape": {"isl_tokens": 8192, "osl_tokens": 1024, "range_ratio": 1.0},
+    "load": {"concurrency": (1, 2, 4, 8, 16, 32, 64, 128, 256)},
+}
 
 
-def twin_url(hardware: str, model: str, **opts: Any) -> str:
-    """`twin:HW/MODEL?k=v...` from keyword options (None values left out)."""
-    q = [(k, str(v)) for k, v in opts.items() if v is not None and k != "catalogue"]
-    q += [("catalogue", str(p)) for p in opts.get("catalogue") or ()]
-    return f"twin:{hardware}/{model}" + (f"?{urlencode(q)}" if q else "")
+def twin_spec(
+    opts: TwinOptions,
+    cfg: TwinConfig,
+    shape: dict[str, Any] | None = None,
+    load: dict[str, Any] | None = None,
+) -> BenchmarkSpec:
+    """The spec of a sweep on the twin: `shape`/`load` fields given (None values left out)
+    over the twin's defaults; labels, accelerators and serving describe the deployment."""
+    labels = twin_labels(cfg)
+    given_shape = {k: v for k, v in (shape or {}).items() if v is not None}
+    given_load = {k: v for k, v in (load or {}).items() if v is not None}
+    return validate_as(
+        BenchmarkSpec,
+        {
+            "name": f"twin {cfg.hardware.name} {cfg.model.name}",
+            "target": {
+                "url": opts.url(),
+                "model": cfg.model.name,
+                "tokenizer": "tiktoken:o200k_base",  # the twin reads lengths, never text
+            },
+            "model_name": cfg.model.name,
+            "precision": labels["precision"],
+            "shape": {**TWIN_DEFAULTS["shape"], **given_shape},
+            "load": {**TWIN_DEFAULTS["load"], **given_load},
+            "accelerators": {
+                "kind": cfg.hardware.name,
+                "count": cfg.n_accelerators,
+                "power_w_per_accelerator": cfg.hardware.tdp_w,
+                "power_boundary": "package-tdp",
+            },
+            "serving": {
+                "framework": "scoville-twin",
+                "tensor_parallel": cfg.parallel.tp,
+                "expert_parallel": cfg.parallel.ep,
+                "data_parallel": cfg.replicas,
+                "disaggregated": cfg.disagg is not None,
+            },
+        },
+        "the simulate options",
+    )
 
 
-@dataclass
-class Simulation:
-    url: str
-    cfg: TwinConfig
-    isl_tokens: int
-    osl_tokens: int
-    points: list[PointResult]
-    requests_per_point: int | None = None
-    warmup_per_point: int | None = None
-    range_ratio: float = 1.0
+def run_plans(cfg: TwinConfig, spec: BenchmarkSpec) -> list[PointResult]:
+    """Every point of `spec` on the fast executor (lengths only: no prompt text is built)."""
+    executor = FastExecutor(cfg)
+    return [executor.simulate(plan) for plan in build_plans(spec, None)]
 
 
-def simulate(
-    url: str,
+def sweep(
+    cfg: TwinConfig,
     isl_tokens: int,
     osl_tokens: int,
     concurrencies: Sequence[int],
     requests_per_point: int | None = None,
     warmup_per_point: int | None = None,
     range_ratio: float = 1.0,
-) -> Simulation:
-    cfg = parse_twin_url(url)
-    pts = sweep(
-        cfg,
-        isl_tokens,
-        osl_tokens,
-        concurrencies,
-        requests_per_point,
-        warmup_per_point,
-        range_ratio=range_ratio,
+) -> list[PointResult]:
+    """Closed-loop points one after another; the spec's rules for request and warmup counts
+    (10 x and 2 x concurrency by default)."""
+    spec = BenchmarkSpec.model_validate(
+        {
+            "shape": {
+                "isl_tokens": isl_tokens,
+                "osl_tokens": osl_tokens,
+                "range_ratio": range_ratio,
+            },
+            "load": {
+                "concurrency": tuple(concurrencies),
+                "requests_per_point": requests_per_point,
+                "warmup_requests": warmup_per_point,
+            },
+        }
     )
-    return Simulation(
-        url, cfg, isl_tokens, osl_tokens, pts, requests_per_point, warmup_per_point, range_ratio
-    )
-
-
-def bundle_spec_dict(sim: Simulation) -> dict[str, Any]:
-    """The BenchmarkSpec (as a dict) that describes this simulated sweep."""
-    cfg = sim.cfg
-    labels = twin_labels(cfg)
-    conc = [int(p.window.level) for p in sim.points]
-    return {
-        "name": f"twin {cfg.hardware.name} {cfg.model.name}",
-        "target": {"url": sim.url, "model": cfg.model.name, "tokenizer": "tiktoken:o200k_base"},
-        "model_name": cfg.model.name,
-        "precision": labels["precision"],
-        "shape": {
-            "isl_tokens": sim.isl_tokens,
-            "osl_tokens": sim.osl_tokens,
-            "range_ratio": sim.range_ratio,
-        },
-        "load": {
-            "concurrency": conc,
-            "requests_per_point": sim.requests_per_point,
-            "warmup_requests": sim.warmup_per_point,
-        },
-        "accelerators": {
-            "kind": cfg.hardware.name,
-            "count": cfg.n_accelerators,
-            "power_w_per_accelerator": cfg.hardware.tdp_w,
-            "power_boundary": "package-tdp",
-        },
-        "serving": {
-            "framework": "scoville-twin",
-            "tensor_parallel": cfg.parallel.tp,
-            "expert_parallel": cfg.parallel.ep,
-            "data_parallel": cfg.replicas,
-            "disaggregated": cfg.disagg is not None,
-        },
-    }
+    return run_plans(cfg, spec)

@@ -1,0 +1,202 @@
+"""`TwinOptions`: the one typed description of a simulated deployment. A `twin:HW/MODEL?k=v`
+URL parses into it, `scoville simulate` / `twin serve` flags build it directly (their help is
+its field descriptions), and `config()` turns it into the engine's `TwinConfig`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, Literal, get_args, get_origin
+from urllib.parse import parse_qsl, urlencode
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from scoville.errors import TargetError
+from scoville.twin.catalogue import load_catalogue
+from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
+from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
+from scoville.twin.engine import EngineConfig
+from scoville.twin.shape import Precision
+
+_URL = re.compile(r"^twin:(?P<hw>[^/?]+)/(?P<model>[^?]+)(?:\?(?P<query>.*))?$")
+_DISAGG = re.compile(r"(\d+)P(\d+)D", flags=re.IGNORECASE)
+_OFF, _ON = ("", "0", "false", "off"), ("1", "true", "on")
+
+
+class TwinOptions(BaseModel):
+    """A twin deployment: hardware, model, parallelism, engine knobs and how to run it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    hardware: str = Field("H200", description="Accelerator, e.g. H200, B200, GB200, MI355X.")
+    model: str = Field("gpt-oss-120b", description="Model, e.g. gpt-oss-120b, DeepSeek-R1.")
+    tp: int = Field(1, ge=1, description="Tensor-parallel GPUs per replica.")
+    ep: int = Field(1, ge=1, description="Expert parallelism: 1 (experts TP-sliced) or = tp.")
+    precision: Precision = Field("native", description="Weights: native, bf16, fp8, fp4, int4.")
+    kv: KvDtype = Field("bf16", description="KV-cache dtype: bf16 or fp8.")
+    replicas: int = Field(1, ge=1, description="Data-parallel replicas behind the router.")
+    router: Router = Field(
+        "round_robin",
+        description="round_robin, session (sticky on extra_body.session_id), least_loaded.",
+    )
+    disagg: str | None = Field(None, description="Disaggregated pools, e.g. 1P1D or 2P1D.")
+    prefill_tp: int | None = Field(None, ge=1, description="TP of prefill replicas (default tp).")
+    kv_link: Literal["scaleup", "network"] = Field(
+        "scaleup", description="KV transfer path in disagg mode: scaleup or network."
+    )
+    max_num_seqs: int = Field(512, ge=1, description="Scheduler seat limit per replica.")
+    max_batched_tokens: int = Field(8192, ge=1, description="Token budget per step.")
+    block_size: int = Field(16, ge=1, description="KV block size in tokens.")
+    prefix_caching: bool = Field(True, description="Reuse cached prefix blocks (1 or 0).")
+    prefix_cache: str = Field(
+        "kv",
+        description="Prefix-cache capacity: kv (free KV memory), unlimited (never evicts) "
+        "or a token count.",
+    )
+    gpu_memory_utilization: float = Field(
+        0.90, gt=0, le=1, description="Fraction of HBM for weights + KV."
+    )
+    hbm_efficiency: float = Field(
+        0.80, gt=0, le=1, description="Achievable fraction of HBM bandwidth."
+    )
+    catalogue: tuple[str, ...] = Field((), description="User hardware/model YAML (repeatable).")
+    executor: Literal["driver", "fast"] = Field(
+        "driver",
+        description="driver: the asyncio client in virtual time; fast: the same plans "
+        "simulated straight on the event engine (what `scoville simulate` uses).",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TwinOptions:
+        if self.ep not in (1, self.tp):
+            raise ValueError(f"Option ep={self.ep} must be 1 or equal to tp={self.tp}.")
+        if self.disagg is not None and self.disagg not in _ON and not _pools(self.disagg):
+            raise ValueError(
+                f"Option disagg={self.disagg!r} must look like 1P1D (prefill and decode replicas)."
+            )
+        pc = self.prefix_cache
+        if pc not in ("kv", "unlimited") and not pc.isdigit():
+            raise ValueError(f"Option prefix_cache={pc!r}: use kv, unlimited or a token count.")
+        return self
+
+    @classmethod
+    def build(cls, **values: Any) -> TwinOptions:
+        """Validated options; a bad value raises `TargetError` naming the option."""
+        if values.get("disagg") in _OFF:
+            values["disagg"] = None
+        try:
+            return cls(**values)
+        except ValidationError as e:
+            err = e.errors()[0]
+            cause = (err.get("ctx") or {}).get("error")
+            where = ".".join(str(p) for p in err["loc"])
+            raise bad_url(str(cause) if cause else f"Option {where}: {err['msg']}.") from None
+
+    @classmethod
+    def parse_url(cls, url: str) -> TwinOptions:
+        """`twin:HW/MODEL?opts` -> options; unknown or malformed options raise TargetError."""
+        m = _URL.match(url.strip())
+        if not m:
+            raise bad_url(f"Cannot read twin URL {url!r}.")
+        pairs = parse_qsl(m.group("query") or "", keep_blank_values=True)
+        values: dict[str, Any] = {"hardware": m.group("hw"), "model": m.group("model")}
+        values["catalogue"] = tuple(v for k, v in pairs if k == "catalogue")
+        opts = {k: v for k, v in pairs if k != "catalogue"}
+        unknown = sorted(set(opts) - set(url_options()))
+        if unknown:
+            raise bad_url(f"Unknown twin option(s) {', '.join(unknown)}.")
+        for key, raw in opts.items():
+            values[key] = _from_text(key, raw)
+        return cls.build(**values)
+
+    def url(self) -> str:
+        """The canonical `twin:` URL: options that differ from their defaults, in field order."""
+        q: list[tuple[str, str]] = []
+        for key in url_options():
+            value, default = getattr(self, key), TwinOptions.model_fields[key].default
+            if value != default:
+                q.append((key, str(int(value)) if isinstance(value, bool) else str(value)))
+        q += [("catalogue", p) for p in self.catalogue]
+        return f"twin:{self.hardware}/{self.model}" + (f"?{urlencode(q)}" if q else "")
+
+    def config(self) -> TwinConfig:
+        """The engine's configuration (catalogue entries looked up; unknown names raise)."""
+        cat = load_catalogue(list(self.catalogue))
+        engine = EngineConfig(
+            max_num_seqs=self.max_num_seqs,
+            max_num_batched_tokens=self.max_batched_tokens,
+            block_size_tokens=self.block_size,
+            prefix_caching=self.prefix_caching,
+            prefix_cache_tokens=_prefix_cache_tokens(self.prefix_cache),
+        )
+        eff = replace(
+            Efficiency(),
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            hbm_bw=self.hbm_efficiency,
+        )
+        return TwinConfig(
+            hardware=cat.get_hardware(self.hardware),
+            model=cat.get_model(self.model),
+            parallel=Parallel(self.tp, ep=self.ep, precision=self.precision, kv_dtype=self.kv),
+            replicas=self.replicas,
+            router=self.router,
+            engine=engine,
+            efficiency=eff,
+            disagg=self._disagg(),
+            labels={"url": self.url()},
+        )
+
+    def _disagg(self) -> DisaggConfig | None:
+        if self.disagg is None:
+            return None
+        p, d = (1, 1) if self.disagg in _ON else _pools(self.disagg) or (1, 1)
+        return DisaggConfig(p, d, self.prefill_tp, self.kv_link)
+
+
+def url_options() -> list[str]:
+    """Option names a URL query may carry (hardware and model are the URL's path)."""
+    return [k for k in TwinOptions.model_fields if k not in ("hardware", "model", "catalogue")]
+
+
+def option_help(name: str) -> str:
+    """The help text of one option: its field description."""
+    return TwinOptions.model_fields[name].description or ""
+
+
+def bad_url(msg: str) -> TargetError:
+    fields = TwinOptions.model_fields
+    opts = "; ".join(f"{k}: {fields[k].description} (default {fields[k].default})" for k in fields)
+    return TargetError(
+        f"{msg} Twin URLs look like twin:HARDWARE/MODEL?opt=value&... (for example "
+        f"twin:H200/gpt-oss-120b?tp=1&precision=fp4). Options: {opts}."
+    )
+
+
+def _pools(text: str) -> tuple[int, int] | None:
+    m = _DISAGG.fullmatch(text)
+    if m and int(m.group(1)) > 0 and int(m.group(2)) > 0:
+        return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def _prefix_cache_tokens(text: str) -> int | None:
+    return None if text == "kv" else -1 if text == "unlimited" else int(text)
+
+
+def _from_text(key: str, raw: str) -> Any:
+    """A URL option's text as its field's type, with a message that names the option."""
+    ann = TwinOptions.model_fields[key].annotation
+    if ann in (int, int | None):
+        if not raw.isdigit() or int(raw) < 1:
+            raise bad_url(f"Option {key}={raw!r} must be a positive integer.")
+        return int(raw)
+    if ann is float:
+        try:
+            return float(raw)
+        except ValueError:
+            raise bad_url(f"Option {key}={raw!r} must be a number.") from None
+    allowed = ("0", "1") if ann is bool else get_args(ann) if get_origin(ann) is Literal else ()
+    if allowed and raw not in allowed:
+        raise bad_url(f"Option {key}={raw!r} must be one of {', '.join(allowed)}.")
+    return raw == "1" if ann is bool else raw
