@@ -17,7 +17,10 @@ from typing import Any
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.plan import build_plans, to_request
+from scoville.client.scale.dispatch import WorkersSpec, parse_workers, run_point_scaled
+from scoville.client.scale.workers import WorkerResult, WorkerTarget
 from scoville.client.seam import real_loop_factory
+from scoville.client.selftest.calibrate import Envelope, load_envelope
 from scoville.errors import TargetError
 from scoville.metrics.compute import Declared, summarize
 from scoville.records.model import PointWindow, RequestRecord
@@ -35,10 +38,7 @@ from scoville.store.bundle import (
 from scoville.targets.base import Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import annotate_rows, timeline
-from scoville.telemetry.calibrate import Envelope, load_envelope
-from scoville.telemetry.scaleout import WorkersSpec, parse_workers, run_point_scaled
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
-from scoville.telemetry.workers import WorkerResult, WorkerTarget
 from scoville.workload.fixed import Prompt, exact_prompt
 
 OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)

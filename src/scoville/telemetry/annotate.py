@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from scoville.client.scale.workers import WorkerResult
+from scoville.client.selftest.calibrate import Envelope, envelope_flags, point_chunk_rate_per_s
+from scoville.client.selftest.integrity import Thresholds, client_fields
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.telemetry.calibrate import Envelope, envelope_flags, point_chunk_rate_per_s
-from scoville.telemetry.integrity import Thresholds, client_fields
 from scoville.telemetry.scraper import ServerMetricsSeries
 from scoville.telemetry.session import TelemetryResult
-from scoville.telemetry.workers import WorkerResult
 
 
 def worker_client_fields(

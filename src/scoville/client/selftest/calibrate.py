@@ -27,9 +27,9 @@ import numpy as np
 from scoville.client.driver import PointPlan, Sink, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
 from scoville.client.seam import GenerateRequest, MonotonicClock
+from scoville.client.selftest.integrity import ClientMonitor, cpu_share
 from scoville.errors import DataError
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.telemetry.integrity import ClientMonitor, cpu_share
 
 SCHEMA = "scoville.calibration/1"
 DEFAULT_LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -347,7 +347,7 @@ def reference_process(
     ttft_s: float = 0.020,
     itl_s: float = 0.010,
     start_timeout_s: float = 20.0,
-    module: str = "scoville.telemetry.emitter",
+    module: str = "scoville.client.selftest.emitter",
 ) -> Iterator[str]:
     """Run a reference SSE server in its own process on a free loopback port, so it does not
     share the client's event loop or core; yields its URL. `module` is the emitter (default,

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Literal
 
 from scoville.client.driver import PointPlan
+from scoville.client.scale.workers import WorkerResult, WorkerTarget, run_point_processes
 from scoville.errors import UserError
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.telemetry.workers import WorkerResult, WorkerTarget, run_point_processes
 
 _RAY_LOCAL = re.compile(r"^ray(?::(\d+))?$")
 _RAY_REMOTE = re.compile(r"^(ray://[^?]+)(?:\?workers=(\d+))?$")
@@ -70,7 +70,7 @@ def run_point_scaled(
     if spec.kind == "processes":
         return run_point_processes(target, plan, spec.n, work_dir)
     if spec.kind == "ray":
-        from scoville.telemetry.ray_workers import run_point_ray
+        from scoville.client.scale.ray_workers import run_point_ray
 
         return run_point_ray(target, plan, spec.n, spec.address)
     raise ValueError("inline points are run by the pipeline's own driver call")

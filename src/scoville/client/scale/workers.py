@@ -23,9 +23,9 @@ from typing import Any
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.seam import GenerateRequest, MonotonicClock
+from scoville.client.selftest.integrity import ClientMonitor, ClientSeries
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import RecordSink, read_records
-from scoville.telemetry.integrity import ClientMonitor, ClientSeries
 from scoville.workload.tokenizers import Tokenizer
 
 
