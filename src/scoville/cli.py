@@ -201,8 +201,8 @@ def report(
     ] = None,
 ) -> None:
     """Rebuild report.html from one or more run bundles."""
+    from scoville.bundle.run import find_runs
     from scoville.pipeline import write_report
-    from scoville.store.bundle import find_runs
 
     runs = find_runs(run_dirs)
     dest = out or (runs[0].path / "report.html" if len(runs) == 1 else Path("comparison.html"))

@@ -1,7 +1,7 @@
 """The one place that wires the stages, top to bottom:
 
 spec -> target -> workload (exact prompts) -> driver (records on disk as they complete)
-     -> metrics (summary rows) -> store (bundle) -> report (report.html).
+     -> metrics (summary rows) -> bundle (run directory) -> report (report.html).
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scoville.bundle.files import new_run_dir, write_json, write_manifest, write_spec
+from scoville.bundle.run import load_run
+from scoville.bundle.summary import summary_doc, write_summary
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.plan import build_plans, to_request
 from scoville.client.scale.dispatch import WorkersSpec, parse_workers, run_point_scaled
@@ -27,14 +30,6 @@ from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import RecordSink, read_records
 from scoville.report.html import render
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
-from scoville.store.bundle import (
-    load_run,
-    new_run_dir,
-    write_json,
-    write_manifest,
-    write_spec,
-    write_summary,
-)
 from scoville.targets.base import Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import annotate_rows, timeline
@@ -340,7 +335,16 @@ def summarize_run(
     sections = {}
     if telemetry is not None and telemetry.server is not None:
         sections["server_timeline"] = timeline(telemetry.server, records)
-    summary = write_summary(run_dir, spec, rows, labels, notes, sections)
+    summary = summary_doc(
+        run_dir.name,
+        rows,
+        spec_hash=spec.content_hash(),
+        labels=labels,
+        notes=notes,
+        range_ratio=spec.shape.range_ratio,
+        extra=sections,
+    )
+    write_summary(run_dir, summary)
     write_report([run_dir], run_dir / "report.html")
     return RunResult(run_dir, summary)
 
@@ -400,7 +404,7 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     import json
 
     from scoville.analysis.importers import rows_to_inferencex
-    from scoville.store.export import to_csv
+    from scoville.bundle.export import to_csv
 
     bundle = load_run(run_dir)
     if fmt == "csv":

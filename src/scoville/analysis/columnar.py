@@ -1,8 +1,8 @@
 """Column-at-a-time point summaries for large record sets (millions of requests).
 
-Per-request facts arrive as flat arrays (from records, or from Arrow/Parquet columns via the
-store) with a point index per request; per-point throughputs and latency percentiles are
-computed with sorts and bincounts, no Python loop over requests. Output: point ROWs that feed
+Per-request facts arrive as flat arrays (from records, or from Arrow/Parquet columns) with a
+point index per request; per-point throughputs and latency percentiles are computed with
+sorts and bincounts, no Python loop over requests. Output: point ROWs that feed
 `frontier.frontiers` like any run's summary.
 """
 
