@@ -32,7 +32,7 @@ from scoville.report.html import render
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
 from scoville.targets.base import Target
 from scoville.targets.registry import open_target
-from scoville.telemetry.annotate import annotate_rows, timeline
+from scoville.telemetry.annotate import telemetry_columns, timeline
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
 from scoville.workload.fixed import Prompt, exact_prompt
 
@@ -319,12 +319,10 @@ def summarize_run(
     }
     rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
     if extra:
-        for row in rows:
-            row.update(extra.get(row["point_id"], {}))
+        rows = [row.with_columns(extra.get(row.point_id, {})) for row in rows]
     if telemetry is not None:
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
-        rows = annotate_rows(
-            rows,
+        columns = telemetry_columns(
             telemetry,
             windows,
             records,
@@ -332,12 +330,13 @@ def summarize_run(
             workers=workers or None,
             envelope=envelope,
         )
+        rows = [row.with_columns(columns.get(row.point_id, {})) for row in rows]
     sections = {}
     if telemetry is not None and telemetry.server is not None:
         sections["server_timeline"] = timeline(telemetry.server, records)
     summary = summary_doc(
         run_dir.name,
-        rows,
+        [row.to_dict() for row in rows],
         spec_hash=spec.content_hash(),
         labels=labels,
         notes=notes,

@@ -12,6 +12,7 @@ from typing import Any
 
 from scoville.analysis.rows import Row, num
 from scoville.errors import DataError
+from scoville.metrics.compute import per_kw
 
 STATS = ("mean", "median", "p90", "p99", "p999")
 # InferenceX (vLLM benchmark_serving) metric stems -> ROW stems.
@@ -124,7 +125,7 @@ def _board_power(row: dict[str, Any], w: float) -> None:
         ("input_tput_per_gpu", "input_tput_per_kw"),
     ):
         v = num(row, acc)
-        row[kw] = v * 1000.0 / w if v is not None else None
+        row[kw] = per_kw(v, w) if v is not None else None
 
 
 def _ix_power(flat: Mapping[str, Any], row: dict[str, Any]) -> None:

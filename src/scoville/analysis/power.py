@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scoville.analysis.rows import Row, num
+from scoville.metrics.compute import per_kw as tok_per_kw
 from scoville.spec.model import PowerBoundary
 
 BOUNDARIES: tuple[PowerBoundary, ...] = (
@@ -105,8 +106,8 @@ class PowerProfile:
 
 
 def per_kw(tput_per_accelerator: float, basis: PowerBasis) -> float:
-    """Tokens/s per kW = tokens/s per accelerator / (W per accelerator / 1000)."""
-    return tput_per_accelerator * 1000.0 / basis.w_per_accelerator
+    """Tokens/s per kW at `basis` (the formula is `scoville.metrics.compute.per_kw`)."""
+    return tok_per_kw(tput_per_accelerator, basis.w_per_accelerator)
 
 
 def per_accelerator(value_per_kw: float, basis: PowerBasis) -> float:

@@ -179,6 +179,16 @@ METRICS: tuple[MetricDef, ...] = (
         "-",
     ),
     MetricDef(
+        "input_tput_per_kw",
+        "tok/s/kW",
+        "higher",
+        "point",
+        "input_tput_per_gpu / (declared W per accelerator / 1000)",
+        "-",
+        "-",
+        "-",
+    ),
+    MetricDef(
         "goodput_req_per_s",
         "req/s",
         "higher",

@@ -61,8 +61,39 @@ def client_inflight(records: Sequence[RequestRecord], t_ns: Sequence[int]) -> li
     return [int(x) for x in began - ended]
 
 
+def telemetry_columns(
+    result: TelemetryResult,
+    windows: Sequence[PointWindow],
+    records: Sequence[RequestRecord],
+    n_accelerators: int = 1,
+    workers: Mapping[str, Sequence[WorkerResult]] | None = None,
+    envelope: Envelope | None = None,
+) -> dict[str, dict[str, Any]]:
+    """point_id -> the columns telemetry adds to its row (energy, client, server, flags).
+    `workers` maps a point_id to its worker results when it ran on several client processes."""
+    fields = result.point_fields(windows, records, n_accelerators)
+    out: dict[str, dict[str, Any]] = {}
+    for win in windows:
+        pid = win.point_id
+        cols = dict(fields.get(pid, {}))
+        if workers and pid in workers:
+            cols.update(worker_client_fields(win, records, workers[pid]))
+        flags = list(cols.get("client_flags") or [])
+        if envelope is not None:
+            rate = point_chunk_rate_per_s(records, win)
+            n_proc = max(1, len(workers[pid])) if workers and pid in workers else 1
+            cols["client_chunks_per_s"] = rate
+            flags += envelope_flags(
+                win.level / n_proc if win.mode != "rate" else 0, rate / n_proc, envelope
+            )
+        cols["client_flags"] = flags
+        cols["valid_client"] = not flags
+        out[pid] = cols
+    return out
+
+
 def annotate_rows(
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     result: TelemetryResult,
     windows: Sequence[PointWindow],
     records: Sequence[RequestRecord],
@@ -70,29 +101,15 @@ def annotate_rows(
     workers: Mapping[str, Sequence[WorkerResult]] | None = None,
     envelope: Envelope | None = None,
 ) -> list[dict[str, Any]]:
-    """New rows with telemetry columns added (input rows are not modified). `workers` maps a
-    point_id to its worker results when it ran on more than one client process."""
-    fields = result.point_fields(windows, records, n_accelerators)
-    by_id = {w.point_id: w for w in windows}
+    """Flat rows with `telemetry_columns` merged in (input rows are not modified)."""
+    cols = telemetry_columns(result, windows, records, n_accelerators, workers, envelope)
     out = []
     for row in rows:
-        pid = str(row.get("point_id"))
-        new = dict(row)
-        new.update(fields.get(pid, {}))
-        win = by_id.get(pid)
-        if win is not None and workers and pid in workers:
-            new.update(worker_client_fields(win, records, workers[pid]))
-        flags = list(new.get("client_flags") or [])
-        if win is not None and envelope is not None:
-            rate = point_chunk_rate_per_s(records, win)
-            n_proc = max(1, len(workers[pid])) if workers and pid in workers else 1
-            new["client_chunks_per_s"] = rate
-            flags += envelope_flags(
-                win.level / n_proc if win.mode != "rate" else 0, rate / n_proc, envelope
-            )
-        new["client_flags"] = flags
-        new["valid_client"] = not flags
-        out.append(new)
+        flags = list(row.get("client_flags") or [])
+        extra = cols.get(
+            str(row.get("point_id")), {"client_flags": flags, "valid_client": not flags}
+        )
+        out.append({**row, **extra})
     return out
 
 
