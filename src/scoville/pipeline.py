@@ -411,4 +411,4 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     return json.dumps(rows_to_inferencex(bundle.summary["points"]), indent=2)
 
 
-__all__ = ["RunResult", "export_rows", "finish_run", "run_benchmark", "write_json", "write_report"]
+__all__ = ["RunResult", "export_rows", "finish_run", "run_benchmark", "write_report"]

@@ -246,10 +246,6 @@ PERCENTILES: dict[str, float] = {"median": 50.0, "p90": 90.0, "p99": 99.0, "p999
 INVALID_FAILURE_RATE = 0.05
 
 
-def by_name() -> dict[str, MetricDef]:
-    return {m.name: m for m in METRICS}
-
-
 def metrics_markdown() -> str:
     """The table as Markdown (docs/METRICS.md embeds exactly this)."""
     lines = [

@@ -129,9 +129,11 @@ def timeline(server: ServerMetricsSeries, records: Sequence[RequestRecord]) -> d
     if gen is not None:
         rates: list[float | None] = [None]
         for i in range(1, len(t)):
-            a, b = gen[i - 1], gen[i]
-            ok = a is not None and b is not None and t[i] > t[i - 1]
-            rates.append((b - a) / ((t[i] - t[i - 1]) / 1e9) if ok else None)  # type: ignore[operator]
+            a, b, dt_ns = gen[i - 1], gen[i], t[i] - t[i - 1]
+            if a is None or b is None or dt_ns <= 0:
+                rates.append(None)
+            else:
+                rates.append((b - a) / (dt_ns / 1e9))
         out["generation_tok_per_s"] = rates
     out["client_inflight"] = client_inflight(records, t)
     return out

@@ -80,8 +80,9 @@ def rerun_workers(row: dict[str, object], envelope_chunks_per_s: float, max_work
     """The automatic rule: a point whose client was saturated or beyond its envelope is run
     again with enough local processes for the chunk rate it reached (times 1.5, since a
     saturated client under-reports the rate it was asked for); 1 means keep the result."""
-    flags = row.get("client_flags") or []
-    if not row.get("client_saturated") and "beyond_client_envelope" not in flags:  # type: ignore[operator]
+    flags = row.get("client_flags")
+    beyond = isinstance(flags, list) and "beyond_client_envelope" in flags
+    if not row.get("client_saturated") and not beyond:
         return 1
     rate = row.get("client_chunks_per_s")
     if not isinstance(rate, int | float) or envelope_chunks_per_s <= 0:
