@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,6 +18,9 @@ from scoville.commands import analysis as analysis_commands
 from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
 from scoville.errors import UserError
+
+if TYPE_CHECKING:
+    from scoville.bundle.summary import SummaryDoc
 
 app = typer.Typer(
     add_completion=False,
@@ -51,7 +54,7 @@ def _overrides(sets: list[str] | None, **flags: object) -> list[str]:
     return out
 
 
-def _point_table(summary: dict[str, object]) -> Table:
+def _point_table(summary: SummaryDoc) -> Table:
     table = Table(title=f"run {summary['run_id']}")
     for col in (
         "point",
@@ -65,7 +68,7 @@ def _point_table(summary: dict[str, object]) -> Table:
         "valid",
     ):
         table.add_column(col, justify="right")
-    for r in summary["points"]:  # type: ignore[attr-defined]
+    for r in summary["points"]:
 
         def f(key: str, scale: float = 1.0, d: int = 1, row: dict[str, object] = r) -> str:
             v = row.get(key)

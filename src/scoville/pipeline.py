@@ -17,7 +17,7 @@ from typing import Any
 
 from scoville.bundle.files import new_run_dir, write_json, write_manifest, write_spec
 from scoville.bundle.run import load_run
-from scoville.bundle.summary import summary_doc, write_summary
+from scoville.bundle.summary import SummaryDoc, summary_doc, write_summary
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.plan import build_plans, to_request
 from scoville.client.scale.dispatch import WorkersSpec, parse_workers, run_point_scaled
@@ -42,7 +42,7 @@ OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
 @dataclass
 class RunResult:
     run_dir: Path
-    summary: dict[str, Any]
+    summary: SummaryDoc
 
 
 def labels_of(
@@ -331,9 +331,7 @@ def summarize_run(
             envelope=envelope,
         )
         rows = [row.with_columns(columns.get(row.point_id, {})) for row in rows]
-    sections = {}
-    if telemetry is not None and telemetry.server is not None:
-        sections["server_timeline"] = timeline(telemetry.server, records)
+    server = telemetry.server if telemetry is not None else None
     summary = summary_doc(
         run_dir.name,
         [row.to_dict() for row in rows],
@@ -341,7 +339,7 @@ def summarize_run(
         labels=labels,
         notes=notes,
         range_ratio=spec.shape.range_ratio,
-        extra=sections,
+        server_timeline=timeline(server, records) if server is not None else None,
     )
     write_summary(run_dir, summary)
     write_report([run_dir], run_dir / "report.html")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scoville.bundle.files import read_json
-from scoville.bundle.summary import SUMMARY_FILE, read_summary
+from scoville.bundle.summary import SUMMARY_FILE, SummaryDoc, read_summary
 from scoville.errors import DataError
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import read_records
@@ -19,7 +19,7 @@ class RunBundle:
     path: Path
     spec: dict[str, Any]
     manifest: dict[str, Any]
-    summary: dict[str, Any]
+    summary: SummaryDoc
 
     @property
     def run_id(self) -> str:

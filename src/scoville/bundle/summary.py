@@ -7,13 +7,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from scoville.bundle.files import read_json, write_json
 from scoville.errors import DataError
 
 SUMMARY_SCHEMA = "scoville.summary/1"
 SUMMARY_FILE = "summary.json"
+
+
+class SummaryDoc(TypedDict):
+    """summary.json: the run's labels and notes, and one flat row per point (`points`)."""
+
+    schema: str
+    run_id: str
+    spec_hash: str | None
+    labels: dict[str, Any]
+    range_ratio: float | None
+    notes: list[str]
+    points: list[dict[str, Any]]
+    server_timeline: NotRequired[dict[str, Any]]  # scraped server metrics, when there were any
 
 
 def summary_doc(
@@ -24,26 +37,28 @@ def summary_doc(
     labels: Mapping[str, Any],
     notes: Sequence[str] = (),
     range_ratio: float | None = None,
-    extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The summary document; `extra` adds run-level sections (e.g. the server timeline)."""
-    return {
-        "schema": SUMMARY_SCHEMA,
-        "run_id": run_id,
-        "spec_hash": spec_hash,
-        "labels": dict(labels),
-        "range_ratio": range_ratio,
-        "notes": list(notes),
-        "points": [dict(r) for r in rows],
-        **(extra or {}),
-    }
+    server_timeline: dict[str, Any] | None = None,
+) -> SummaryDoc:
+    """The summary document (the server timeline only when there is one)."""
+    doc = SummaryDoc(
+        schema=SUMMARY_SCHEMA,
+        run_id=run_id,
+        spec_hash=spec_hash,
+        labels=dict(labels),
+        range_ratio=range_ratio,
+        notes=list(notes),
+        points=[dict(r) for r in rows],
+    )
+    if server_timeline is not None:
+        doc["server_timeline"] = server_timeline
+    return doc
 
 
-def write_summary(run_dir: Path, doc: Mapping[str, Any]) -> Path:
+def write_summary(run_dir: Path, doc: SummaryDoc) -> Path:
     """Write `doc` (from `summary_doc`) as `run_dir/summary.json`; returns the path."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / SUMMARY_FILE
-    write_json(path, dict(doc))
+    write_json(path, doc)
     return path
 
 
@@ -51,7 +66,7 @@ def is_summary(doc: Any) -> bool:
     return isinstance(doc, dict) and doc.get("schema") == SUMMARY_SCHEMA
 
 
-def check_summary(doc: Any, source: str) -> dict[str, Any]:
+def check_summary(doc: Any, source: str) -> SummaryDoc:
     """`doc` if it is a summary document this version reads, else a DataError naming `source`."""
     if not isinstance(doc, dict) or doc.get("schema") != SUMMARY_SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
@@ -63,17 +78,17 @@ def check_summary(doc: Any, source: str) -> dict[str, Any]:
         raise DataError(f"{source}: 'points' must be a list of rows.")
     if not all(isinstance(p, dict) for p in doc["points"]):
         raise DataError(f"{source}: every entry of 'points' must be an object.")
-    return doc
+    return cast(SummaryDoc, doc)
 
 
-def read_summary(path: Path) -> dict[str, Any]:
+def read_summary(path: Path) -> SummaryDoc:
     """A summary.json (or the one in a run directory), checked."""
     if path.is_dir():
         path = path / SUMMARY_FILE
     return check_summary(read_json(path), str(path))
 
 
-def labelled_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+def labelled_rows(doc: SummaryDoc) -> list[dict[str, Any]]:
     """The point rows of a checked summary, labels filled in from its labels block (a row's own
     non-null value wins) and `run_id` from the document when the row has none."""
     labels = doc.get("labels") or {}
