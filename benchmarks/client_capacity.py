@@ -21,13 +21,13 @@ import multiprocessing as mp
 import os
 import re
 import resource
-import socket
 import time
 
 import numpy as np
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
+from scoville.client.ports import free_port
 from scoville.client.seam import GenerateRequest, MonotonicClock, real_loop_factory
 from scoville.records.sink import MemorySink
 
@@ -120,18 +120,12 @@ def _serve(port: int, per_block: int, interval_s: float, tokens: int, core: int)
         server.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def measure(
     streams: int, rate: float, seconds: float, interval_s: float = 0.02
 ) -> dict[str, float]:
     per_block = max(1, round(rate * interval_s / streams))
     tokens = per_block * max(1, round(seconds / interval_s))
-    port = _free_port()
+    port = free_port()
     proc = mp.get_context("spawn").Process(
         target=_serve, args=(port, per_block, interval_s, tokens, 1), daemon=True
     )

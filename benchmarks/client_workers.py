@@ -16,10 +16,10 @@ import tempfile
 from pathlib import Path
 
 from scoville.client.driver import PointPlan
+from scoville.client.scale.workers import WorkerTarget, run_point_processes
 from scoville.client.seam import GenerateRequest
-from scoville.telemetry.calibrate import reference_process
-from scoville.telemetry.integrity import cpu_share
-from scoville.telemetry.workers import WorkerTarget, run_point_processes
+from scoville.client.selftest.calibrate import reference_process
+from scoville.client.selftest.integrity import cpu_share
 
 
 def measure(url: str, streams: int, tokens: int, per_stream: int, n_workers: int) -> float:

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scoville.client.ports import free_port
+
 
 def _serve(url: str, port: int, speedup: float) -> None:
     import asyncio
@@ -28,12 +30,6 @@ def _serve(url: str, port: int, speedup: float) -> None:
             await asyncio.Event().wait()
 
     asyncio.run(main())
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait(port: int, timeout_s: float = 30.0) -> None:
@@ -66,7 +62,7 @@ def main() -> None:
     from scoville.twin.target import parse_twin_url
 
     n = args.requests or 2 * args.concurrency
-    port = _free_port()
+    port = free_port()
     proc = mp.get_context("spawn").Process(target=_serve, args=(args.twin, port, args.speedup))
     proc.start()
     try:

@@ -3,7 +3,6 @@ client's timestamps are compared with what a separate process really sent)."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -12,17 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from scoville.client.ports import free_port
 
 
 def start_reference(
     ttft_ms: float, itl_ms: float, tokens_per_chunk: int = 1, fault: str = ""
 ) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scoville.targets.embedded import free_port
+from scoville.client.ports import free_port
 
 
 def scoville(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

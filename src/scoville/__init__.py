@@ -1,6 +1,6 @@
 """scoville: claims about LLM-inference systems as frozen test matrices, measured and audited.
 
-The pipeline is spec -> workload -> client -> records -> metrics -> analysis -> store -> report;
+The pipeline is spec -> workload -> client -> records -> metrics -> bundle -> analysis -> report;
 `scoville.pipeline` wires it, `scoville.cli` is the thin command line on top.
 """
 

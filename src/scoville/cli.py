@@ -25,6 +25,9 @@ from scoville.spec.flags import RUN_FLAGS
 if TYPE_CHECKING:
     from scoville.spec.model import BenchmarkSpec
 
+if TYPE_CHECKING:
+    from scoville.bundle.summary import SummaryDoc
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
@@ -73,7 +76,7 @@ def _resolve(spec: Path | None, sets: list[str] | None, given: dict[str, object]
     return load_spec(spec, list(sets or []), run_values(given))
 
 
-def _point_table(summary: dict[str, object]) -> Table:
+def _point_table(summary: SummaryDoc) -> Table:
     table = Table(title=f"run {summary['run_id']}")
     for col in (
         "point",
@@ -87,7 +90,7 @@ def _point_table(summary: dict[str, object]) -> Table:
         "valid",
     ):
         table.add_column(col, justify="right")
-    for r in summary["points"]:  # type: ignore[attr-defined]
+    for r in summary["points"]:
         table.add_row(
             str(r["point_id"]),
             f"{r['n_ok']}/{r['n_sent']}",
@@ -198,8 +201,8 @@ def report(
     ] = None,
 ) -> None:
     """Rebuild report.html from one or more run bundles."""
+    from scoville.bundle.run import find_runs
     from scoville.pipeline import write_report
-    from scoville.store.bundle import find_runs
 
     runs = find_runs(run_dirs)
     dest = out or (runs[0].path / "report.html" if len(runs) == 1 else Path("comparison.html"))

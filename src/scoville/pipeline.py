@@ -1,7 +1,7 @@
 """The one place that wires the stages, top to bottom:
 
 spec -> target -> workload (exact prompts) -> driver (records on disk as they complete)
-     -> metrics (summary rows) -> store (bundle) -> report (report.html).
+     -> metrics (summary rows) -> bundle (run directory) -> report (report.html).
 """
 
 from __future__ import annotations
@@ -15,30 +15,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scoville.client.driver import PointPlan, Sink
+from scoville.bundle.files import new_run_dir, write_json, write_manifest, write_spec
+from scoville.bundle.run import load_run
+from scoville.bundle.summary import SummaryDoc, summary_doc, write_summary
+from scoville.client.driver import PointPlan
 from scoville.client.plan import build_plans, to_request
+from scoville.client.scale.dispatch import WorkersSpec, parse_workers, run_point_scaled
+from scoville.client.scale.workers import WorkerResult, WorkerTarget
 from scoville.client.seam import real_loop_factory
+from scoville.client.selftest.calibrate import Envelope, load_envelope
 from scoville.errors import TargetError
 from scoville.metrics.compute import Declared, summarize
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.records.sink import MemorySink, RecordSink, read_records
+from scoville.records.sink import MemorySink, RecordSink, Sink, read_records
 from scoville.report.html import render
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
-from scoville.store.bundle import (
-    load_run,
-    new_run_dir,
-    write_json,
-    write_manifest,
-    write_spec,
-    write_summary,
-)
 from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
-from scoville.telemetry.annotate import annotate_rows, timeline
-from scoville.telemetry.calibrate import Envelope, load_envelope
-from scoville.telemetry.scaleout import WorkersSpec, parse_workers, run_point_scaled
+from scoville.telemetry.annotate import telemetry_columns, timeline
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
-from scoville.telemetry.workers import WorkerResult, WorkerTarget
 from scoville.workload.fixed import Prompt, exact_prompt
 
 OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
@@ -47,7 +42,7 @@ OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
 @dataclass
 class RunResult:
     run_dir: Path
-    summary: dict[str, Any]
+    summary: SummaryDoc
 
 
 def labels_of(spec: BenchmarkSpec, source: RunSource) -> dict[str, Any]:
@@ -315,12 +310,10 @@ def summarize_run(
     }
     records, windows, telemetry = measured.records, measured.windows, measured.telemetry
     rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
-    for row in rows:
-        row.update(source.extra.get(row["point_id"], {}))
+    rows = [row.with_columns(source.extra.get(row.point_id, {})) for row in rows]
     if telemetry is not None:
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
-        rows = annotate_rows(
-            rows,
+        columns = telemetry_columns(
             telemetry,
             windows,
             records,
@@ -328,10 +321,18 @@ def summarize_run(
             workers=dict(measured.workers) or None,
             envelope=envelope,
         )
-    sections = {}
-    if telemetry is not None and telemetry.server is not None:
-        sections["server_timeline"] = timeline(telemetry.server, records)
-    summary = write_summary(run_dir, spec, rows, labels, notes, sections)
+        rows = [row.with_columns(columns.get(row.point_id, {})) for row in rows]
+    server = telemetry.server if telemetry is not None else None
+    summary = summary_doc(
+        run_dir.name,
+        [row.to_dict() for row in rows],
+        spec_hash=spec.content_hash(),
+        labels=labels,
+        notes=notes,
+        range_ratio=spec.shape.range_ratio,
+        server_timeline=timeline(server, records) if server is not None else None,
+    )
+    write_summary(run_dir, summary)
     write_report([run_dir], run_dir / "report.html")
     return RunResult(run_dir, summary)
 
@@ -377,7 +378,7 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     import json
 
     from scoville.analysis.importers import rows_to_inferencex
-    from scoville.store.export import to_csv
+    from scoville.bundle.export import to_csv
 
     bundle = load_run(run_dir)
     if fmt == "csv":

@@ -60,3 +60,20 @@ def test_point_rows_and_frontier() -> None:
     assert c1["system"] == "A" and c1["n_ok"] == 2
     f = frontier_of(rows)
     assert [p.point_id for p in f.points] == ["c1"]  # c8 is slower and no busier per acc
+
+
+def test_point_rows_validity_counts_failures_like_the_metrics() -> None:
+    # c1: 2 ok + 0 failed -> valid; c8: 2 ok + 1 failed (1/3 > 5 %) -> invalid; c9: none ok.
+    idx = np.array([0, 0, 1, 1], dtype=np.int64)
+    ones = np.ones(4)
+    rows = point_rows(
+        ["c1", "c8", "c9"],
+        [1.0, 1.0, 1.0],
+        idx,
+        100 * ones,
+        11 * ones,
+        1.5 * ones,
+        0.5 * ones,
+        n_failed=[0, 1, 0],
+    )
+    assert [r["valid"] for r in rows] == [True, False, False]

@@ -6,10 +6,10 @@ import asyncio
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
+from scoville.client.ports import free_port
 from scoville.client.seam import GenerateRequest, MonotonicClock
 from scoville.records.model import ErrorKind
 from scoville.records.sink import RecordSink, read_records
-from scoville.targets.embedded import free_port
 from scoville.targets.reference_server import ReferenceServer, Schedule
 
 FAULTS = {

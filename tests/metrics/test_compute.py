@@ -67,7 +67,7 @@ def test_point_summary_throughput_failures_and_goodput() -> None:
     window = PointWindow("c2", 0, 1000 * MS, "concurrency", 2, 3)
     row = summarize_point(
         records, window, Declared(n_accelerators=2, power_w_per_accelerator=500.0, slo_ttft_s=0.2)
-    )
+    ).to_dict()
     assert (row["n_sent"], row["n_ok"], row["n_failed"]) == (3, 2, 1)
     assert row["failure_rate"] == pytest.approx(1 / 3) and row["valid"] is False
     assert row["errors"] == {"http_5xx": 1}
@@ -87,6 +87,6 @@ def test_point_summary_throughput_failures_and_goodput() -> None:
 
 def test_no_power_declared_gives_no_per_kw() -> None:
     window = PointWindow("c2", 0, 1000 * MS, "concurrency", 2, 1)
-    row = summarize_point([rec("a", 0, [100, 200], 200, 2)], window, Declared())
+    row = summarize_point([rec("a", 0, [100, 200], 200, 2)], window, Declared()).to_dict()
     assert row["tput_per_kw"] is None and row["power_boundary"] is None
     assert row["goodput_req_per_s"] is None and row["valid"] is True

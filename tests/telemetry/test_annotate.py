@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+import scoville.client.scale.workers as workers
+import scoville.client.selftest.calibrate as calibrate
 import scoville.telemetry.annotate as annotate
-import scoville.telemetry.calibrate as calibrate
-import scoville.telemetry.workers as workers
+from scoville.client.selftest.integrity import ClientSeries
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.telemetry.integrity import ClientSeries
 from scoville.telemetry.series import DeviceInfo, DeviceSeries, PowerReading, PowerSeries
 from scoville.telemetry.session import TelemetryResult
 

@@ -10,15 +10,15 @@ import time
 import pytest
 from aiohttp import web
 
-from scoville.records.model import ErrorKind, PointWindow, RequestRecord
-from scoville.telemetry.energy import point_energy_fields
-from scoville.telemetry.integrity import (
+from scoville.client.selftest.integrity import (
     ClientMonitor,
     ClientSeries,
     client_fields,
     cpu_share,
     saturation_flags,
 )
+from scoville.records.model import ErrorKind, PointWindow, RequestRecord
+from scoville.telemetry.energy import point_energy_fields
 from scoville.telemetry.series import DeviceInfo, DeviceSeries, PowerReading, PowerSeries
 from scoville.telemetry.session import TelemetrySession
 from scoville.telemetry.sources import DeclaredSource

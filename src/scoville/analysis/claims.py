@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from scoville.analysis.rows import Row
 from scoville.errors import DataError
-from scoville.spec.model import PowerBoundary
+from scoville.spec.model import FrozenModel, PowerBoundary
 
 CLAIMS_SCHEMA = "scoville.claims/1"
 
@@ -40,18 +40,14 @@ METRICS: dict[str, tuple[Literal["higher", "lower"], str, tuple[str, ...]]] = {
 }
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Source(_Frozen):
+class Source(FrozenModel):
     id: str
     title: str
     ref: str = Field("", description="URL or path of the source document.")
     date: str | None = None
 
 
-class PowerDecl(_Frozen):
+class PowerDecl(FrozenModel):
     boundary: PowerBoundary | None = Field(None, description="What the denominator covers.")
     w_per_accelerator: float | None = Field(
         None, gt=0, description="The denominator the stated per-kW figures used (W)."
@@ -62,7 +58,7 @@ class PowerDecl(_Frozen):
     note: str = ""
 
 
-class Side(_Frozen):
+class Side(FrozenModel):
     """One side's frozen matrix. None means the sources do not state it."""
 
     system: str
@@ -81,7 +77,7 @@ class Side(_Frozen):
     notes: str = ""
 
 
-class Claim(_Frozen):
+class Claim(FrozenModel):
     id: str
     metric: Metric
     system: str = Field(description="Side id of the system the claim is about.")
@@ -99,7 +95,7 @@ class Claim(_Frozen):
     sources: tuple[str, ...] = ()
 
 
-class RangeClaim(_Frozen):
+class RangeClaim(FrozenModel):
     id: str
     statement: str
     claims: tuple[str, ...] = Field(min_length=1)
@@ -108,7 +104,7 @@ class RangeClaim(_Frozen):
     sources: tuple[str, ...] = ()
 
 
-class ClaimFile(_Frozen):
+class ClaimFile(FrozenModel):
     schema_: Literal["scoville.claims/1"] = Field(alias="schema")
     title: str
     tolerance_rel: float = Field(

@@ -1,8 +1,8 @@
 """Column-at-a-time point summaries for large record sets (millions of requests).
 
-Per-request facts arrive as flat arrays (from records, or from Arrow/Parquet columns via the
-store) with a point index per request; per-point throughputs and latency percentiles are
-computed with sorts and bincounts, no Python loop over requests. Output: point ROWs that feed
+Per-request facts arrive as flat arrays (from records, or from Arrow/Parquet columns) with a
+point index per request; per-point throughputs and latency percentiles are computed with
+sorts and bincounts, no Python loop over requests. Output: point ROWs that feed
 `frontier.frontiers` like any run's summary.
 """
 
@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoville.analysis.rows import Row
+from scoville.metrics.compute import point_valid
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -62,8 +63,10 @@ def point_rows(
     ttft_s: FloatArray,
     n_accelerators: int = 1,
     labels: Mapping[str, Any] | None = None,
+    n_failed: Sequence[int] | None = None,
 ) -> list[Row]:
-    """Point ROWs from per-request columns of successful requests.
+    """Point ROWs from per-request columns of successful requests (`n_failed`: failed measured
+    requests per point, zero when not given; validity is `metrics.compute.point_valid`).
 
     TPOT = (E2E - TTFT) / (output - 1) (NaN for one-token outputs); interactivity follows the
     metrics table: mean = mean(1/TPOT), pX = 1 / pX(TPOT) (the rate X% of requests got).
@@ -83,8 +86,10 @@ def point_rows(
     }
     with np.errstate(divide="ignore", invalid="ignore"):
         # Interactivity, tail-aligned as in the metrics table: mean(1/TPOT), pX = 1/pX(TPOT).
-        inv = np.where(tpot > 0, 1.0 / tpot, np.nan)
-        stats["intvty"] = (grouped_mean(point_idx, inv, n), 1.0 / stats["tpot"][1])
+        # Both over positive TPOTs only, as `metrics.compute.interactivity_stats`.
+        pos = np.where(tpot > 0, tpot, np.nan)
+        pos_quant = grouped_quantiles(point_idx, pos, qs, n)
+        stats["intvty"] = (grouped_mean(point_idx, 1.0 / pos, n), 1.0 / pos_quant)
     rows: list[Row] = []
     for i, pid in enumerate(point_ids):
         row: dict[str, Any] = dict(labels or {})
@@ -93,7 +98,7 @@ def point_rows(
             n_ok=int(n_ok[i]),
             window_s=float(window_s[i]),
             n_accelerators=n_accelerators,
-            valid=bool(n_ok[i] > 0),
+            valid=point_valid(int(n_ok[i]), int(n_ok[i]) + (int(n_failed[i]) if n_failed else 0)),
             tput_per_gpu=float((tok_in[i] + tok_out[i]) / win[i]),
             output_tput_per_gpu=float(tok_out[i] / win[i]),
             input_tput_per_gpu=float(tok_in[i] / win[i]),

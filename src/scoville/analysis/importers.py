@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scoville.analysis.power import per_kw_fields
 from scoville.analysis.rows import Row, num
 from scoville.errors import DataError
 
@@ -117,14 +118,7 @@ def _ix_gpus(flat: Mapping[str, Any]) -> int | None:
 
 def _board_power(row: dict[str, Any], w: float) -> None:
     """Per-kW fields of `row` at a measured board power of `w` watts per accelerator."""
-    row["power_w_per_accelerator"], row["power_boundary"] = w, "board-measured"
-    for acc, kw in (
-        ("tput_per_gpu", "tput_per_kw"),
-        ("output_tput_per_gpu", "output_tput_per_kw"),
-        ("input_tput_per_gpu", "input_tput_per_kw"),
-    ):
-        v = num(row, acc)
-        row[kw] = v * 1000.0 / w if v is not None else None
+    row.update(per_kw_fields(row, w, "board-measured"))
 
 
 def _ix_power(flat: Mapping[str, Any], row: dict[str, Any]) -> None:

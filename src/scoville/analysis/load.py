@@ -1,6 +1,7 @@
 """Loading point ROWs from disk: run bundles, summary.json files and imported result files.
 
-The one module in analysis that reads files (besides the claim-file loader). A path may be a
+The one module in analysis that reads files (besides the claim-file loader); scoville's own
+summaries are read through `scoville.bundle.summary`, the one schema. A path may be a
 run directory (holding summary.json), a directory of run directories (a group), a scoville
 summary.json, an InferenceX agg_*.json (one
 row or a list) or an AIPerf profile_export_aiperf.json; the format is detected from content.
@@ -8,43 +9,21 @@ row or a list) or an AIPerf profile_export_aiperf.json; the format is detected f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from scoville.analysis.bootstrap import RequestArrays
 from scoville.analysis.rows import Row
+from scoville.bundle.files import read_json
+from scoville.bundle.run import summary_dirs
+from scoville.bundle.summary import SUMMARY_FILE, SUMMARY_SCHEMA, check_summary, labelled_rows
 from scoville.errors import DataError
 from scoville.records.model import RequestRecord
-
-SUMMARY_SCHEMA = "scoville.summary/1"
-
-
-def read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise DataError(f"{path} does not exist; give a run directory or a result file.") from e
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path} is not valid JSON ({e.msg} at line {e.lineno}).") from e
 
 
 def rows_from_summary(doc: Any, source: str) -> list[Row]:
     """The point ROWs of a scoville summary document, labels filled from its labels block."""
-    if not isinstance(doc, dict) or doc.get("schema") != SUMMARY_SCHEMA:
-        raise DataError(f"{source} is not a scoville summary (schema {SUMMARY_SCHEMA!r}).")
-    points = doc.get("points")
-    if not isinstance(points, list):
-        raise DataError(f"{source}: 'points' must be a list of ROWs.")
-    labels = doc.get("labels") or {}
-    out: list[Row] = []
-    for p in points:
-        if not isinstance(p, dict):
-            raise DataError(f"{source}: every entry of 'points' must be an object.")
-        row = {**labels, **{k: v for k, v in p.items() if v is not None or k not in labels}}
-        row.setdefault("run_id", doc.get("run_id"))
-        out.append(row)
-    return out
+    return list(labelled_rows(check_summary(doc, source)))
 
 
 def load_rows(path: str | Path) -> list[Row]:
@@ -52,13 +31,13 @@ def load_rows(path: str | Path) -> list[Row]:
     from scoville.analysis import importers  # the importers module also owns the detection
 
     p = Path(path)
-    if p.is_dir() and not (p / "summary.json").exists():
-        runs = sorted(p.glob("*/summary.json"))
+    if p.is_dir() and not (p / SUMMARY_FILE).exists():
+        runs = summary_dirs(p)
         if not runs:
             raise DataError(f"{p} holds no summary.json and no run directories with one.")
         return [row for run in runs for row in load_rows(run)]
     if p.is_dir():
-        p = p / "summary.json"
+        p = p / SUMMARY_FILE
     doc = read_json(p)
     if isinstance(doc, dict) and doc.get("schema") == SUMMARY_SCHEMA:
         return rows_from_summary(doc, str(p))

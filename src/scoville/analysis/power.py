@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scoville.analysis.rows import Row, num
+from scoville.metrics.compute import per_kw as tok_per_kw
 from scoville.spec.model import PowerBoundary
 
 BOUNDARIES: tuple[PowerBoundary, ...] = (
@@ -105,8 +107,8 @@ class PowerProfile:
 
 
 def per_kw(tput_per_accelerator: float, basis: PowerBasis) -> float:
-    """Tokens/s per kW = tokens/s per accelerator / (W per accelerator / 1000)."""
-    return tput_per_accelerator * 1000.0 / basis.w_per_accelerator
+    """Tokens/s per kW at `basis` (the formula is `scoville.metrics.compute.per_kw`)."""
+    return tok_per_kw(tput_per_accelerator, basis.w_per_accelerator)
 
 
 def per_accelerator(value_per_kw: float, basis: PowerBasis) -> float:
@@ -180,19 +182,23 @@ def ratio_shifts(
 
 def with_power(rows: Sequence[Row], basis: PowerBasis) -> list[Row]:
     """Rows with every per-kW field recomputed at `basis` from the per-accelerator fields."""
-    out: list[Row] = []
-    for r in rows:
-        d = dict(r)
-        for acc, kw in (
-            ("tput_per_gpu", "tput_per_kw"),
-            ("output_tput_per_gpu", "output_tput_per_kw"),
-            ("input_tput_per_gpu", "input_tput_per_kw"),
-        ):
-            v = num(r, acc)
-            d[kw] = per_kw(v, basis) if v is not None else None
-        d["power_w_per_accelerator"] = basis.w_per_accelerator
-        d["power_boundary"] = basis.boundary
-        out.append(d)
+    return [{**r, **per_kw_fields(r, basis.w_per_accelerator, basis.boundary)} for r in rows]
+
+
+PER_KW_OF: tuple[tuple[str, str], ...] = (
+    ("tput_per_gpu", "tput_per_kw"),
+    ("output_tput_per_gpu", "output_tput_per_kw"),
+    ("input_tput_per_gpu", "input_tput_per_kw"),
+)
+
+
+def per_kw_fields(row: Row, w_per_accelerator: float, boundary: str) -> dict[str, Any]:
+    """The power fields of `row` at `w_per_accelerator` W per accelerator and `boundary`: the
+    basis itself and each per-kW figure from its per-accelerator throughput."""
+    out: dict[str, Any] = {"power_w_per_accelerator": w_per_accelerator, "power_boundary": boundary}
+    for acc, kw in PER_KW_OF:
+        v = num(row, acc)
+        out[kw] = tok_per_kw(v, w_per_accelerator) if v is not None else None
     return out
 
 

@@ -9,21 +9,14 @@ and closes at the last measured completion. All waiting goes through the `Clock`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from scoville.client.seam import Clock, Exchange, GenerateRequest, Server
-from scoville.records.model import Phase, PointWindow, RequestRecord
+from scoville.records.model import Mode, Phase, PointWindow, RequestRecord, TokenSource
+from scoville.records.sink import Sink
 from scoville.workload.tokenizers import Tokenizer
-
-
-class Sink(Protocol):
-    """What the driver writes to (`RecordSink`, `MemorySink`, or anything alike)."""
-
-    def write(self, record: RequestRecord) -> None: ...
-
-    def write_window(self, window: PointWindow) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +28,7 @@ class PointPlan:
     """
 
     point_id: str
-    mode: str  # "concurrency" | "rate"
+    mode: Mode  # "concurrency" (closed loop) or "rate" (open loop)
     level: float
     warmup: Sequence[GenerateRequest]
     measured: Sequence[GenerateRequest]
@@ -44,9 +37,12 @@ class PointPlan:
 
 
 OnRecord = Callable[[RequestRecord], None]
+SendOne = Callable[[GenerateRequest, Phase, int | None], Awaitable[None]]
 
 
-def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[tuple[int, ...], str]:
+def count_chunk_tokens(
+    ex: Exchange, tokenizer: Tokenizer | None
+) -> tuple[tuple[int, ...], TokenSource]:
     """Output tokens per frame, and where the counts came from ("usage"/"local"/"none").
 
     Servers that stream one token per frame report `completion_tokens == frames`; then each
@@ -89,7 +85,7 @@ def to_record(
         expected_input_tokens=req.input_tokens,
         expected_output_tokens=req.max_tokens,
         cached_tokens=ex.cached_tokens,
-        token_source=source,  # type: ignore[arg-type]
+        token_source=source,
         scheduled_ns=scheduled_ns,
         error=ex.error,
         error_detail=ex.error_detail,
@@ -130,7 +126,7 @@ class WindowTracker:
             point_id=plan.point_id,
             start_ns=start,
             end_ns=max(start, self.end_ns),
-            mode=plan.mode,  # type: ignore[arg-type]
+            mode=plan.mode,
             level=plan.level,
             sent=self.sent,
         )
@@ -169,13 +165,13 @@ async def run_point(
 async def _closed_loop(
     jobs: list[tuple[GenerateRequest, Phase]],
     concurrency: int,
-    one: Callable[[GenerateRequest, Phase, int | None], object],
+    one: SendOne,
 ) -> None:
     queue = iter(jobs)
 
     async def lane() -> None:
         for req, phase in queue:  # a shared iterator: each job is taken exactly once
-            await one(req, phase, None)  # type: ignore[misc]
+            await one(req, phase, None)
 
     await asyncio.gather(*(lane() for _ in range(min(concurrency, len(jobs)))))
 
@@ -185,7 +181,7 @@ async def _open_loop(
     arrivals_ns: Sequence[int],
     cap: int | None,
     clock: Clock,
-    one: Callable[[GenerateRequest, Phase, int | None], object],
+    one: SendOne,
 ) -> None:
     if len(arrivals_ns) != len(jobs):
         raise ValueError(f"{len(arrivals_ns)} arrival times for {len(jobs)} requests")
@@ -195,10 +191,10 @@ async def _open_loop(
 
     async def send(req: GenerateRequest, phase: Phase, at_ns: int) -> None:
         if gate is None:
-            await one(req, phase, at_ns)  # type: ignore[misc]
+            await one(req, phase, at_ns)
             return
         async with gate:
-            await one(req, phase, at_ns)  # type: ignore[misc]
+            await one(req, phase, at_ns)
 
     for (req, phase), offset in zip(jobs, arrivals_ns, strict=True):
         await clock.sleep_until_ns(t0 + offset)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from scoville.client.driver import OnRecord, PointPlan, Sink, run_point
+from scoville.client.driver import OnRecord, PointPlan, run_point
 from scoville.client.seam import Clock, Server
 from scoville.records.model import PointWindow
+from scoville.records.sink import Sink
 from scoville.workload.tokenizers import Tokenizer
 
 

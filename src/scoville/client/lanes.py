@@ -13,27 +13,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 
 from scoville.client.driver import to_record
 from scoville.client.seam import Api, Clock, Exchange, GenerateRequest, Server
-from scoville.records.model import ErrorKind, Phase, PointWindow, RequestRecord
+from scoville.records.model import ErrorKind, Phase, PointWindow
+from scoville.records.sink import Sink
 from scoville.spec.agentic import ValiditySpec
 from scoville.workload.agentic.cache import PrefixTracker
 from scoville.workload.agentic.prompts import PromptBook, prefix_keys
 from scoville.workload.agentic.session import Agent, Session
 from scoville.workload.agentic.validity import Verdict, judge
 from scoville.workload.tokenizers import Tokenizer
-
-
-class Sink(Protocol):
-    """What the driver writes to (`RecordSink`, `MemorySink`, or anything alike)."""
-
-    def write(self, record: RequestRecord) -> None: ...  # pragma: no cover
-
-    def write_window(self, window: PointWindow) -> None: ...  # pragma: no cover
 
 
 @dataclass(frozen=True, slots=True)

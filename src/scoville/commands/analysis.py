@@ -234,7 +234,9 @@ def import_cmd(
 ) -> None:
     """Import published or peer results as a scoville summary (frontiers, compare, audit)."""
     from scoville.analysis.importers import looks_like_aiperf, rows_from_aiperf
-    from scoville.analysis.load import SUMMARY_SCHEMA, load_rows, read_json
+    from scoville.analysis.load import load_rows
+    from scoville.bundle.files import read_json
+    from scoville.bundle.summary import summary_doc, write_summary
 
     labels = {
         k: v
@@ -249,13 +251,5 @@ def import_cmd(
         else:
             got = [dict(r, **labels) for r in load_rows(f)]
         rows.extend(dict(r) for r in got)
-    out.mkdir(parents=True, exist_ok=True)
-    summary: dict[str, Any] = {
-        "schema": SUMMARY_SCHEMA,
-        "run_id": f"import-{out.name}",
-        "spec_hash": None,
-        "labels": {},
-        "points": rows,
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    typer.echo(f"imported {len(rows)} points into {out / 'summary.json'}")
+    path = write_summary(out, summary_doc(f"import-{out.name}", rows, spec_hash=None, labels={}))
+    typer.echo(f"imported {len(rows)} points into {path}")

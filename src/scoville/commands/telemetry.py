@@ -84,7 +84,7 @@ def calibrate_cmd(
 
     stream_levels = _levels(levels)
 
-    from scoville.telemetry.calibrate import (
+    from scoville.client.selftest.calibrate import (
         Criteria,
         calibrate,
         reference_process,

@@ -1,18 +1,19 @@
 """Pure functions from records to numbers: per-request latencies and per-point summary rows.
 
 Definitions live in `scoville.metrics.table`; this module implements them. A summary row is a
-flat dict (times in seconds, throughputs in tokens/s) whose names follow InferenceX where the
-quantity is the same (see the table).
+typed `SummaryRow` (times in seconds, throughputs in tokens/s) whose names follow InferenceX
+where the quantity is the same (see the table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
+from scoville.metrics.row import SummaryRow
 from scoville.metrics.table import INVALID_FAILURE_RATE, PERCENTILES
 from scoville.records.model import PointWindow, RequestRecord
 
@@ -94,6 +95,19 @@ def _meets_slo(lat: RequestLatency, d: Declared) -> bool:
     return not (d.slo_e2e_s is not None and lat.e2e_s > d.slo_e2e_s)
 
 
+def per_kw(tok_per_s_per_accelerator: float, w_per_accelerator: float) -> float:
+    """Tokens/s per kW = tokens/s per accelerator / (W per accelerator / 1000): the one
+    definition of every per-kW number (declared, measured or renormalised power)."""
+    return tok_per_s_per_accelerator / (w_per_accelerator / 1000.0)
+
+
+def point_valid(n_ok: int, n_sent: int, diagnostic: bool = False) -> bool:
+    """A point is valid when some request succeeded, at most INVALID_FAILURE_RATE of the
+    measured requests failed, and its window is not diagnostic (e.g. too short)."""
+    failure_rate = (n_sent - n_ok) / n_sent if n_sent else 1.0
+    return n_ok > 0 and failure_rate <= INVALID_FAILURE_RATE and not diagnostic
+
+
 def _throughputs(ok: Sequence[RequestRecord], window_s: float, d: Declared) -> dict[str, Any]:
     out_tok = sum(r.output_tokens for r in ok)
     in_tok = sum(r.input_tokens for r in ok)
@@ -105,71 +119,68 @@ def _throughputs(ok: Sequence[RequestRecord], window_s: float, d: Declared) -> d
         "total_tok_per_s": (in_tok + out_tok) / w,
         "n_accelerators": d.n_accelerators,
     }
-    for name, key in (
-        ("tput_per_gpu", "total_tok_per_s"),
-        ("output_tput_per_gpu", "output_tok_per_s"),
-        ("input_tput_per_gpu", "input_tok_per_s"),
+    watts = d.power_w_per_accelerator
+    row["power_w_per_accelerator"] = watts
+    row["power_boundary"] = d.power_boundary if watts else None
+    for side, key in (
+        ("", "total_tok_per_s"),
+        ("output_", "output_tok_per_s"),
+        ("input_", "input_tok_per_s"),
     ):
-        row[name] = row[key] / d.n_accelerators
-    kw = d.power_w_per_accelerator / 1000.0 if d.power_w_per_accelerator else None
-    row["power_w_per_accelerator"] = d.power_w_per_accelerator
-    row["power_boundary"] = d.power_boundary if kw else None
-    for name, key in (
-        ("tput_per_kw", "tput_per_gpu"),
-        ("output_tput_per_kw", "output_tput_per_gpu"),
-        ("input_tput_per_kw", "input_tput_per_gpu"),
-    ):
-        row[name] = row[key] / kw if kw else None
+        row[f"{side}tput_per_gpu"] = row[key] / d.n_accelerators
+        row[f"{side}tput_per_kw"] = per_kw(row[f"{side}tput_per_gpu"], watts) if watts else None
     return row
+
+
+def _latency_columns(lats: Sequence[RequestLatency]) -> dict[str, Any]:
+    """mean/median/p90/p99/p999 of TTFT, TPOT, both ITLs, E2E and interactivity."""
+    tpots = [x.tpot_s for x in lats if x.tpot_s is not None]
+    return {
+        **stats([x.ttft_s for x in lats], "ttft"),
+        **stats(tpots, "tpot"),
+        **stats([g for x in lats for g in x.itl_token_s], "itl"),
+        **stats([g for x in lats for g in x.itl_chunk_s], "itl_chunk"),
+        **stats([x.e2e_s for x in lats], "e2e"),
+        **interactivity_stats(tpots),
+    }
 
 
 def summarize_point(
     records: Sequence[RequestRecord], window: PointWindow, declared: Declared
-) -> dict[str, Any]:
+) -> SummaryRow:
     """The summary row of one point from its measured records (warmup/primer excluded)."""
     measured = [r for r in records if r.phase == "measure" and r.point_id == window.point_id]
     ok = [r for r in measured if r.ok]
     lats = [request_latency(r) for r in ok]
     window_s = (window.end_ns - window.start_ns) / NS
-    n_failed = len(measured) - len(ok)
-    failure_rate = n_failed / len(measured) if measured else 1.0
-    row: dict[str, Any] = {
-        "point_id": window.point_id,
-        "mode": window.mode,
-        "level": window.level,
-        "conc": int(window.level) if window.mode != "rate" else None,
-        "request_rate": window.level if window.mode == "rate" else None,
-        "n_sent": len(measured),
-        "n_ok": len(ok),
-        "n_failed": n_failed,
-        "failure_rate": failure_rate,
-        "valid": bool(ok) and failure_rate <= INVALID_FAILURE_RATE and not window.diagnostic,
-        "window_s": window_s,
-        "errors": _error_counts(measured),
-    }
-    row.update(stats([x.ttft_s for x in lats], "ttft"))
-    tpots = [x.tpot_s for x in lats if x.tpot_s is not None]
-    row.update(stats(tpots, "tpot"))
-    row.update(stats([g for x in lats for g in x.itl_token_s], "itl"))
-    row.update(stats([g for x in lats for g in x.itl_chunk_s], "itl_chunk"))
-    row.update(stats([x.e2e_s for x in lats], "e2e"))
-    row.update(interactivity_stats(tpots))
-    row.update(_throughputs(ok, window_s, declared))
     good = sum(1 for x in lats if _meets_slo(x, declared))
     has_slo = any(
         v is not None for v in (declared.slo_ttft_s, declared.slo_tpot_s, declared.slo_e2e_s)
     )
-    row["goodput_req_per_s"] = good / window_s if has_slo and window_s > 0 else None
-    row["input_mismatch"] = sum(
-        1 for r in ok if r.token_source == "usage" and r.input_tokens != r.expected_input_tokens
-    )
     cached = [r for r in ok if r.cached_tokens is not None]
     cached_in = sum(r.input_tokens for r in cached)
-    row["cache_hit_rate"] = (
-        sum(r.cached_tokens or 0 for r in cached) / cached_in if cached_in else None
+    return SummaryRow(
+        point_id=window.point_id,
+        mode=window.mode,
+        level=window.level,
+        conc=int(window.level) if window.mode != "rate" else None,
+        request_rate=window.level if window.mode == "rate" else None,
+        n_sent=len(measured),
+        n_ok=len(ok),
+        n_failed=len(measured) - len(ok),
+        failure_rate=(len(measured) - len(ok)) / len(measured) if measured else 1.0,
+        valid=point_valid(len(ok), len(measured), window.diagnostic),
+        window_s=window_s,
+        errors=_error_counts(measured),
+        **_latency_columns(lats),
+        **_throughputs(ok, window_s, declared),
+        goodput_req_per_s=good / window_s if has_slo and window_s > 0 else None,
+        input_mismatch=sum(
+            1 for r in ok if r.token_source == "usage" and r.input_tokens != r.expected_input_tokens
+        ),
+        cache_hit_rate=sum(r.cached_tokens or 0 for r in cached) / cached_in if cached_in else None,
+        token_sources=tuple(sorted({r.token_source for r in ok})),
     )
-    row["token_sources"] = sorted({r.token_source for r in ok})
-    return row
 
 
 def _error_counts(records: Sequence[RequestRecord]) -> dict[str, int]:
@@ -184,15 +195,13 @@ def summarize(
     records: Sequence[RequestRecord],
     windows: Sequence[PointWindow],
     declared: Declared,
-    labels: dict[str, Any],
-) -> list[dict[str, Any]]:
+    labels: Mapping[str, Any],
+) -> list[SummaryRow]:
     """One row per window, each carrying the run's labels (system, model, precision...)."""
     by_point: dict[str, list[RequestRecord]] = {}
     for r in records:
         by_point.setdefault(r.point_id, []).append(r)
-    rows = []
-    for w in windows:
-        row = summarize_point(by_point.get(w.point_id, []), w, declared)
-        row.update(labels)
-        rows.append(row)
-    return rows
+    return [
+        summarize_point(by_point.get(w.point_id, []), w, declared).with_labels(labels)
+        for w in windows
+    ]

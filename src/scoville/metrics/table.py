@@ -179,6 +179,16 @@ METRICS: tuple[MetricDef, ...] = (
         "-",
     ),
     MetricDef(
+        "input_tput_per_kw",
+        "tok/s/kW",
+        "higher",
+        "point",
+        "input_tput_per_gpu / (declared W per accelerator / 1000)",
+        "-",
+        "-",
+        "-",
+    ),
+    MetricDef(
         "goodput_req_per_s",
         "req/s",
         "higher",
@@ -234,10 +244,6 @@ STATS: tuple[str, ...] = ("mean", "median", "p90", "p99", "p999")
 PERCENTILES: dict[str, float] = {"median": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
 
 INVALID_FAILURE_RATE = 0.05
-
-
-def by_name() -> dict[str, MetricDef]:
-    return {m.name: m for m in METRICS}
 
 
 def metrics_markdown() -> str:

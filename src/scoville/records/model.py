@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Phase = Literal["warmup", "measure", "primer"]
+Mode = Literal["concurrency", "rate", "lanes"]  # how a point is loaded: streams, req/s, lanes
 TokenSource = Literal["usage", "local", "none"]
 
 
@@ -98,7 +99,7 @@ class PointWindow:
     point_id: str
     start_ns: int
     end_ns: int
-    mode: Literal["concurrency", "rate", "lanes"]
+    mode: Mode
     level: float  # the concurrency, the request rate (req/s) or the lane count
     sent: int  # measured requests sent
     diagnostic: bool = False  # the point is not valid for publication (e.g. too short)

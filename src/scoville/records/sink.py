@@ -11,9 +11,17 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from scoville.records.model import PointWindow, RequestRecord
+
+
+class Sink(Protocol):
+    """What the drivers write to (`RecordSink`, `MemorySink`, or anything alike)."""
+
+    def write(self, record: RequestRecord) -> None: ...  # pragma: no cover
+
+    def write_window(self, window: PointWindow) -> None: ...  # pragma: no cover
 
 
 class RecordSink:

@@ -10,23 +10,25 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from scoville.spec.model import AcceleratorSpec, ServingSpec, SloSpec, TargetSpec
+from scoville.spec.model import (
+    AcceleratorSpec,
+    FrozenModel,
+    ServingSpec,
+    SloSpec,
+    TargetSpec,
+)
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class LogNormal(_Frozen):
+class LogNormal(FrozenModel):
     """A log-normal distribution given by its median and the sigma of log(x)."""
 
     median: float = Field(gt=0, description="Median of the distribution (its unit is the field's).")
     sigma: float = Field(ge=0, description="Standard deviation of ln(x); 0 = always the median.")
 
 
-class SyntheticSpec(_Frozen):
+class SyntheticSpec(FrozenModel):
     """A seeded agentic-coding generator. Defaults give request shapes close to the published
     AgentX corpus statistics (median request ~142k input and ~444 output tokens)."""
 
@@ -72,7 +74,7 @@ class SyntheticSpec(_Frozen):
     )
 
 
-class SourceSpec(_Frozen):
+class SourceSpec(FrozenModel):
     kind: Literal["mooncake", "weka", "synthetic"] = Field(
         "synthetic",
         description="'mooncake' (FAST'25 JSONL), 'weka' (AgentX/WEKA trace JSON, a file or a "
@@ -103,7 +105,7 @@ class SourceSpec(_Frozen):
         return self
 
 
-class WarmupSpec(_Frozen):
+class WarmupSpec(FrozenModel):
     start_min_ratio: float = Field(
         0.25,
         ge=0,
@@ -125,7 +127,7 @@ class WarmupSpec(_Frozen):
         return self
 
 
-class ContextSpec(_Frozen):
+class ContextSpec(FrozenModel):
     scale_factor: float | None = Field(
         None,
         gt=0,
@@ -150,7 +152,7 @@ class ContextSpec(_Frozen):
     )
 
 
-class ValiditySpec(_Frozen):
+class ValiditySpec(FrozenModel):
     max_error_rate: float = Field(
         0.05, ge=0, le=1, description="Failed share of measured requests."
     )
@@ -162,7 +164,7 @@ class ValiditySpec(_Frozen):
     )
 
 
-class AgenticSpec(_Frozen):
+class AgenticSpec(FrozenModel):
     """A frozen agentic replay: everything needed to reproduce it, and nothing measured."""
 
     schema_version: Literal[1] = 1

@@ -23,11 +23,13 @@ PowerBoundary = Literal[
 ]
 
 
-class _Frozen(BaseModel):
+class FrozenModel(BaseModel):
+    """The base of every declared input (specs, claim files): immutable, unknown keys refused."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class TargetSpec(_Frozen):
+class TargetSpec(FrozenModel):
     url: str = Field(
         "embedded",
         description="What to benchmark: 'embedded' (llama.cpp + SmolLM2 on 127.0.0.1), "
@@ -54,7 +56,7 @@ class TargetSpec(_Frozen):
     )
 
 
-class SequenceShape(_Frozen):
+class SequenceShape(FrozenModel):
     isl_tokens: int = Field(512, ge=1, description="Input sequence length (tokens), the maximum.")
     osl_tokens: int = Field(128, ge=1, description="Output sequence length (tokens), the maximum.")
     range_ratio: float = Field(
@@ -66,7 +68,7 @@ class SequenceShape(_Frozen):
     )
 
 
-class LoadSpec(_Frozen):
+class LoadSpec(FrozenModel):
     concurrency: tuple[int, ...] = Field(
         (1, 2, 4, 8), description="Closed-loop sweep: requests kept in flight, one point each."
     )
@@ -102,13 +104,13 @@ class LoadSpec(_Frozen):
         return self
 
 
-class SloSpec(_Frozen):
+class SloSpec(FrozenModel):
     ttft_ms: float | None = Field(None, gt=0, description="TTFT target (ms) for goodput.")
     tpot_ms: float | None = Field(None, gt=0, description="TPOT target (ms) for goodput.")
     e2e_ms: float | None = Field(None, gt=0, description="End-to-end target (ms) for goodput.")
 
 
-class AcceleratorSpec(_Frozen):
+class AcceleratorSpec(FrozenModel):
     kind: str = Field("cpu", description="Accelerator kind, e.g. 'H200 SXM', 'GB200', 'cpu'.")
     count: int = Field(1, ge=1, description="Accelerators serving the target (throughput divisor).")
     power_w_per_accelerator: float | None = Field(
@@ -119,7 +121,7 @@ class AcceleratorSpec(_Frozen):
     )
 
 
-class ServingSpec(_Frozen):
+class ServingSpec(FrozenModel):
     framework: str = Field("unknown", description="Serving framework, e.g. vllm, sglang.")
     framework_version: str = Field("unknown", description="Its version.")
     tensor_parallel: int = Field(1, ge=1)
@@ -133,13 +135,13 @@ class ServingSpec(_Frozen):
     notes: str = ""
 
 
-class QualityTarget(_Frozen):
+class QualityTarget(FrozenModel):
     task: str | None = Field(None, description="Quality task, e.g. 'gsm8k', 'mmlu-pro'.")
     metric: str = Field("accuracy", description="Metric on that task.")
     threshold: float | None = Field(None, description="Minimum acceptable value.")
 
 
-class BenchmarkSpec(_Frozen):
+class BenchmarkSpec(FrozenModel):
     """A frozen benchmark: everything needed to reproduce a run, and nothing measured."""
 
     schema_version: Literal[1] = SCHEMA_VERSION

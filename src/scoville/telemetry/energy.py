@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from scoville.metrics.compute import per_kw
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.telemetry.integrate import WindowEnergy, integrate_power
 from scoville.telemetry.series import SPEC_BOUNDARY, PowerSeries
@@ -63,11 +64,11 @@ def window_fields(
     """The figures of one window at one boundary (see ENERGY_FIELDS; J, W, tokens/s/kW)."""
     e = w.energy_j
     window_s = w.window_s
-    kw = w.mean_power_w / 1e3 if w.mean_power_w else None
-    per_s = 1.0 / window_s
+    watts = w.mean_power_w
 
-    def per_kw(tokens: int) -> float | None:
-        return tokens * per_s / kw if kw else None
+    def per_measured_kw(tokens: int) -> float | None:
+        # all accelerators' tokens/s over all accelerators' watts: the per-accelerator ratio
+        return per_kw(tokens / window_s, watts) if watts else None
 
     return {
         "energy_j": e,
@@ -78,9 +79,9 @@ def window_fields(
         "measured_power_w": w.mean_power_w,
         "measured_power_w_per_accelerator": _div(w.mean_power_w, n_accelerators),
         "measured_power_boundary": SPEC_BOUNDARY.get(w.boundary, w.boundary),
-        "tput_per_measured_kw": per_kw(input_tokens + output_tokens),
-        "output_tput_per_measured_kw": per_kw(output_tokens),
-        "input_tput_per_measured_kw": per_kw(input_tokens),
+        "tput_per_measured_kw": per_measured_kw(input_tokens + output_tokens),
+        "output_tput_per_measured_kw": per_measured_kw(output_tokens),
+        "input_tput_per_measured_kw": per_measured_kw(input_tokens),
         "power_valid": w.valid,
         "power_flags": list(w.flags),
     }

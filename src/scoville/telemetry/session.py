@@ -14,9 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoville.client.seam import Clock, MonotonicClock
+from scoville.client.selftest.integrity import (
+    ClientMonitor,
+    ClientSeries,
+    Thresholds,
+    client_fields,
+)
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.telemetry.energy import point_energy_fields
-from scoville.telemetry.integrity import ClientMonitor, ClientSeries, Thresholds, client_fields
 from scoville.telemetry.sampler import PowerSampler
 from scoville.telemetry.scraper import MetricsScraper, ServerMetricsSeries, summarize_window
 from scoville.telemetry.series import PowerSeries

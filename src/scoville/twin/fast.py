@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from scoville.client.driver import OnRecord, PointPlan, Sink, WindowTracker, plan_jobs, to_record
+from scoville.client.driver import OnRecord, PointPlan, WindowTracker, plan_jobs, to_record
 from scoville.client.seam import GenerateRequest
 from scoville.records.model import Phase, PointWindow, RequestRecord
+from scoville.records.sink import Sink
 from scoville.twin.cluster import Cluster, TwinConfig
 from scoville.twin.engine import Seq
 from scoville.twin.kernel import EventKernel

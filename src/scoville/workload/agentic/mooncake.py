@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from scoville.errors import DataError
 from scoville.workload.agentic.session import Agent, Session, Turn, validate_session
@@ -101,7 +101,10 @@ def group_by_prefix(reqs: list[MooncakeRequest], min_shared_blocks: int) -> list
 
 
 def mooncake_sessions(
-    path: Path, mode: str = "sessions", min_shared_blocks: int = 2, time_scale: float = 1.0
+    path: Path,
+    mode: Literal["sessions", "requests"] = "sessions",
+    min_shared_blocks: int = 2,
+    time_scale: float = 1.0,
 ) -> list[Session]:
     """Sessions from a Mooncake trace. Think time before a turn is the start-to-start gap to the
     previous turn of the session, times `time_scale` (Mooncake records no end times)."""

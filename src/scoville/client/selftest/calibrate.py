@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -24,12 +23,14 @@ from typing import Any
 import aiohttp
 import numpy as np
 
-from scoville.client.driver import PointPlan, Sink, run_point
+from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
+from scoville.client.ports import free_port
 from scoville.client.seam import GenerateRequest, MonotonicClock
+from scoville.client.selftest.integrity import ClientMonitor, cpu_share
 from scoville.errors import DataError
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.telemetry.integrity import ClientMonitor, cpu_share
+from scoville.records.sink import Sink
 
 SCHEMA = "scoville.calibration/1"
 DEFAULT_LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -347,14 +348,12 @@ def reference_process(
     ttft_s: float = 0.020,
     itl_s: float = 0.010,
     start_timeout_s: float = 20.0,
-    module: str = "scoville.telemetry.emitter",
+    module: str = "scoville.client.selftest.emitter",
 ) -> Iterator[str]:
     """Run a reference SSE server in its own process on a free loopback port, so it does not
     share the client's event loop or core; yields its URL. `module` is the emitter (default,
     cheapest per frame) or `scoville.targets.reference_server`; both serve /_truth."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     argv = [sys.executable, "-m", module, "--port", str(port)]
     argv += ["--ttft-ms", str(ttft_s * 1e3), "--itl-ms", str(itl_s * 1e3)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Literal
 
 from scoville.client.driver import PointPlan
+from scoville.client.scale.workers import WorkerResult, WorkerTarget, run_point_processes
 from scoville.errors import UserError
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.telemetry.workers import WorkerResult, WorkerTarget, run_point_processes
 
 _RAY_LOCAL = re.compile(r"^ray(?::(\d+))?$")
 _RAY_REMOTE = re.compile(r"^(ray://[^?]+)(?:\?workers=(\d+))?$")
@@ -70,7 +70,7 @@ def run_point_scaled(
     if spec.kind == "processes":
         return run_point_processes(target, plan, spec.n, work_dir)
     if spec.kind == "ray":
-        from scoville.telemetry.ray_workers import run_point_ray
+        from scoville.client.scale.ray_workers import run_point_ray
 
         return run_point_ray(target, plan, spec.n, spec.address)
     raise ValueError("inline points are run by the pipeline's own driver call")
@@ -80,8 +80,9 @@ def rerun_workers(row: dict[str, object], envelope_chunks_per_s: float, max_work
     """The automatic rule: a point whose client was saturated or beyond its envelope is run
     again with enough local processes for the chunk rate it reached (times 1.5, since a
     saturated client under-reports the rate it was asked for); 1 means keep the result."""
-    flags = row.get("client_flags") or []
-    if not row.get("client_saturated") and "beyond_client_envelope" not in flags:  # type: ignore[operator]
+    flags = row.get("client_flags")
+    beyond = isinstance(flags, list) and "beyond_client_envelope" in flags
+    if not row.get("client_saturated") and not beyond:
         return 1
     rate = row.get("client_chunks_per_s")
     if not isinstance(rate, int | float) or envelope_chunks_per_s <= 0:

@@ -16,12 +16,12 @@ import time
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
+from scoville.client.scale.ray_workers import run_point_ray
+from scoville.client.scale.workers import WorkerTarget
 from scoville.client.seam import GenerateRequest, MonotonicClock
+from scoville.client.selftest.calibrate import reference_process
 from scoville.records.model import RequestRecord
 from scoville.records.sink import MemorySink
-from scoville.telemetry.calibrate import reference_process
-from scoville.telemetry.ray_workers import run_point_ray
-from scoville.telemetry.workers import WorkerTarget
 
 
 def median_itl_ms(records: list[RequestRecord]) -> float:

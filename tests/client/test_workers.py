@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import scoville.client.driver as driver
-import scoville.telemetry.calibrate as calibrate
-import scoville.telemetry.workers as workers
+import scoville.client.scale.workers as workers
+import scoville.client.selftest.calibrate as calibrate
 from scoville.client.seam import GenerateRequest, MonotonicClock
 from scoville.records.sink import MemorySink
 

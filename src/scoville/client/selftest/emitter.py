@@ -5,7 +5,7 @@ json.dumps per frame), which costs about what the client spends receiving it: on
 machine it caps before the client does. This emitter writes the same OpenAI completion frames
 from a single ticker at a global period, so the client saturates first. It records, per
 request, the intended and the actual write time of every frame (GET /_truth).
-Run alone: `python -m scoville.telemetry.emitter --port 8124 --itl-ms 10 --ttft-ms 20`.
+Run alone: `python -m scoville.client.selftest.emitter --port 8124 --itl-ms 10 --ttft-ms 20`.
 """
 
 from __future__ import annotations

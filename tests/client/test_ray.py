@@ -14,15 +14,15 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'scoville[ray]')")
 
-from scoville.telemetry.ray_workers import rebase, shift_record
-from scoville.telemetry.workers import WorkerResult
+from scoville.client.scale.ray_workers import rebase, shift_record
+from scoville.client.scale.workers import WorkerResult
 
 HERE = Path(__file__).parent
 
 
 def test_rebase_shifts_only_other_hosts() -> None:
+    from scoville.client.selftest.integrity import ClientSeries
     from scoville.records.model import PointWindow, RequestRecord
-    from scoville.telemetry.integrity import ClientSeries
 
     rec = RequestRecord("a", "c1", "measure", 100, 200, chunk_ns=(150,), scheduled_ns=90)
     assert shift_record(rec, 1000).chunk_ns == (1150,)

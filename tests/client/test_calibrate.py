@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-import scoville.telemetry.calibrate as calibrate
+import scoville.client.selftest.calibrate as calibrate
+from scoville.client.selftest.emitter import make_app
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.telemetry.emitter import make_app
 
 Criteria, Envelope, LevelResult = calibrate.Criteria, calibrate.Envelope, calibrate.LevelResult
 MS = 1_000_000

@@ -23,9 +23,9 @@ from typing import Any
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.seam import GenerateRequest, MonotonicClock
+from scoville.client.selftest.integrity import ClientMonitor, ClientSeries
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import RecordSink, read_records
-from scoville.telemetry.integrity import ClientMonitor, ClientSeries
 from scoville.workload.tokenizers import Tokenizer
 
 
@@ -160,7 +160,7 @@ def merge_windows(plan: PointPlan, windows: Sequence[PointWindow]) -> PointWindo
         point_id=plan.point_id,
         start_ns=min(w.start_ns for w in live),
         end_ns=max(w.end_ns for w in live),
-        mode=plan.mode,  # type: ignore[arg-type]
+        mode=plan.mode,
         level=plan.level,
         sent=sum(w.sent for w in windows),
         notes=(f"client workers: {len(windows)}",),

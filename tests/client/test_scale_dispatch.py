@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import scoville.telemetry.scaleout as scaleout
+import scoville.client.scale.dispatch as scaleout
 from scoville.errors import UserError
 
 WorkersSpec = scaleout.WorkersSpec

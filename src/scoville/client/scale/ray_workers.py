@@ -18,16 +18,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from scoville.client.driver import PointPlan
-from scoville.errors import UserError
-from scoville.records.model import PointWindow, RequestRecord
-from scoville.records.sink import MemorySink
-from scoville.telemetry.workers import (
+from scoville.client.scale.workers import (
     WorkerResult,
     WorkerTarget,
     merge_windows,
     run_shard,
     shard_plan,
 )
+from scoville.errors import UserError
+from scoville.records.model import PointWindow, RequestRecord
+from scoville.records.sink import MemorySink
 
 
 def import_ray() -> Any:

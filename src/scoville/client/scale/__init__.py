@@ -1,0 +1,2 @@
+"""Client scale-out: one point's requests sharded over local worker processes or Ray tasks,
+and the choice of how many (`--workers`)."""
