@@ -1,0 +1,158 @@
+"""CLI for the results store: `scoville store add|query|runs`, `scoville history`,
+`scoville check`.
+
+Thin: parse, call scoville.store / scoville.analysis, print. The store path comes from
+--store, $SCOVILLE_STORE, the config file, or the user's data directory (never the cwd).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from scoville.analysis.history import HistoryPoint
+    from scoville.store.results import ResultsStore
+
+app = typer.Typer(no_args_is_help=True)
+store_app = typer.Typer(no_args_is_help=True, help="The results store (DuckDB over Parquet).")
+app.add_typer(store_app, name="store")
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--store", help="Store directory (default: $SCOVILLE_STORE, config, ~/.local/share)."
+    ),
+]
+
+
+def _open(store: Path | None) -> ResultsStore:
+    from scoville.store.results import ResultsStore, store_path
+
+    return ResultsStore(store_path(store))
+
+
+def _print_table(table: pa.Table, title: str | None = None, limit: int = 200) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Table(title=title)
+    for name in table.column_names:
+        out.add_column(name, overflow="fold")
+    for row in table.slice(0, limit).to_pylist():
+        out.add_row(*(_cell(v) for v in row.values()))
+    console = Console()
+    console.print(out)
+    if table.num_rows > limit:
+        console.print(f"[dim]{table.num_rows - limit} more rows (use --csv for all)[/dim]")
+
+
+def _cell(v: object) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    return str(v)
+
+
+@store_app.command("add")
+def add_cmd(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Run directories, folders of runs, or result files.")
+    ],
+    store: StoreOpt = None,
+) -> None:
+    """Add runs (and `scoville import` output, InferenceX / AIPerf files) to the store."""
+    from scoville.store.results import add_paths
+
+    results = _open(store)
+    for e in add_paths(results, paths):
+        typer.echo(
+            f"added {e.run_id}: {e.n_points} points, {e.n_requests} requests "
+            f"({e.labels.get('system')}/{e.labels.get('model')}, {e.run_utc})"
+        )
+    typer.echo(f"store: {results.root}")
+
+
+@store_app.command("query")
+def query_cmd(
+    sql: Annotated[str, typer.Argument(help="SQL over the views runs, points, requests.")],
+    store: StoreOpt = None,
+    csv: Annotated[bool, typer.Option("--csv", help="Print CSV (all rows).")] = False,
+) -> None:
+    """Run SQL (DuckDB dialect) over the store, e.g. "SELECT run_id, model FROM runs"."""
+    table = _open(store).query(sql)
+    if csv:
+        from scoville.store.export import to_csv
+
+        sys.stdout.write(to_csv(table.to_pylist()))
+        return
+    _print_table(table)
+
+
+@store_app.command("runs")
+def runs_cmd(store: StoreOpt = None) -> None:
+    """List the stored runs, oldest first."""
+    table = _open(store).query(
+        "SELECT run_id, left(run_utc, 19) AS run_utc, system, model, left(spec_hash, 12) AS "
+        "spec, scoville_version AS version, target_fingerprint AS target, n_points AS points, "
+        "n_requests AS requests FROM runs ORDER BY run_utc, run_id"
+    )
+    _print_table(table, title="stored runs")
+
+
+@app.command("history")
+def history_cmd(
+    model: Annotated[str, typer.Option(help="Model label (case-insensitive).")],
+    system: Annotated[str, typer.Option(help="System label (case-insensitive).")],
+    metric: Annotated[str, typer.Option(help="A point metric, e.g. tput_per_gpu.")] = (
+        "tput_per_gpu"
+    ),
+    at_interactivity: Annotated[
+        float | None,
+        typer.Option(help="Read each run's frontier at this interactivity (tok/s/user)."),
+    ] = None,
+    point: Annotated[
+        str | None, typer.Option(help="Or read the metric at one point id, e.g. c16.")
+    ] = None,
+    chart: Annotated[Path | None, typer.Option(help="Write the trend as an SVG chart.")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """A metric's trend over the stored runs of one model and system, change points marked."""
+    from scoville.analysis.history import history
+    from scoville.errors import UserError
+    from scoville.store.trend import history_runs
+
+    if (at_interactivity is None) == (point is None):
+        raise UserError("Give exactly one of --at-interactivity X or --point ID.")
+    runs = history_runs(_open(store), model, system)
+    trend = history(runs, metric, at_interactivity, point)
+    _print_history(trend, metric, at_interactivity, point)
+    if chart is not None:
+        from scoville.report.trend import history_svg
+
+        chart.write_text(history_svg(trend, metric, model, system), encoding="utf-8")
+        typer.echo(f"chart: {chart}")
+
+
+def _print_history(
+    trend: list[HistoryPoint], metric: str, at_x: float | None, point: str | None
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    where = f"at interactivity {at_x:g} tok/s/user" if at_x is not None else f"at point {point}"
+    t = Table(title=f"{metric} {where}")
+    for col in ("run", "time (UTC)", metric, "reading", "change"):
+        t.add_column(col)
+    for h in trend:
+        shown = _cell(h.value) if h.value is not None else "-"
+        if h.value is None and h.bound is not None:
+            shown = f">= {_cell(h.bound)}"
+        t.add_row(h.run_id, h.run_utc[:19], shown, h.status, "[bold]level shift[/]" * h.change)
+    Console().print(t)
