@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from scoville.analysis.history import HistoryPoint
+    from scoville.analysis.regression import CheckReport
     from scoville.store.results import ResultsStore
 
 app = typer.Typer(no_args_is_help=True)
@@ -155,4 +156,80 @@ def _print_history(
         if h.value is None and h.bound is not None:
             shown = f">= {_cell(h.bound)}"
         t.add_row(h.run_id, h.run_utc[:19], shown, h.status, "[bold]level shift[/]" * h.change)
+    Console().print(t)
+
+
+@app.command("check")
+def check_cmd(
+    run: Annotated[str, typer.Argument(help="The candidate: a run directory or stored run id.")],
+    baseline: Annotated[
+        str,
+        typer.Option(
+            "--baseline",
+            "-b",
+            help="A run directory, a stored run id, or SQL returning run_id (its latest run).",
+        ),
+    ],
+    min_effect: Annotated[
+        float, typer.Option(help="Smallest relative change that counts (0.05 = 5 %).")
+    ] = 0.05,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    markdown: Annotated[
+        Path | None,
+        typer.Option(help="Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY)."),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Is RUN worse than its baseline beyond noise? Exit 0 (no regression) or 4 (regression)."""
+    import os
+
+    from scoville.analysis.regression import Rule, check
+    from scoville.errors import UserError
+    from scoville.report.gate import summary_line, to_junit, to_markdown
+    from scoville.store.samples import resolve
+
+    if not 0 <= min_effect < 1 or resamples < 100:
+        raise UserError("--min-effect must lie in [0, 1) and --resamples be at least 100.")
+    results = _open(store)
+    cand = resolve(results, run)
+    base = resolve(results, baseline, exclude=cand.run_id)
+    report = check(cand, base, Rule(min_effect, 0.95, resamples, seed))
+    _print_check(report)
+    md_path = markdown or (
+        Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None
+    )
+    if md_path is not None:
+        with md_path.open("a", encoding="utf-8") as fh:
+            fh.write(to_markdown(report))
+    if junit is not None:
+        junit.write_text(to_junit(report), encoding="utf-8")
+    typer.echo(summary_line(report))
+    if report.regressed:
+        raise typer.Exit(4)
+
+
+def _print_check(report: CheckReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from scoville.report.gate import interval_text
+
+    style = {"regression": "red", "improvement": "green", "few samples": "yellow"}
+    t = Table(title=f"{report.candidate} vs baseline {report.baseline}")
+    for col in ("metric", "at", "baseline", "candidate", "change", "95 % interval", "verdict"):
+        t.add_column(col)
+    for ln in report.lines:
+        change = "-" if ln.change is None else f"{ln.change * 100:+.1f} %"
+        verdict = f"[{style.get(ln.verdict, 'default')}]{ln.verdict}[/]"
+        t.add_row(
+            ln.metric,
+            ln.where,
+            _cell(ln.baseline),
+            _cell(ln.candidate),
+            change,
+            interval_text(ln),
+            verdict + (f" ({ln.note})" if ln.note else ""),
+        )
     Console().print(t)

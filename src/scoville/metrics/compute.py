@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from scoville.metrics.samples import percentile_columns
 from scoville.metrics.table import INVALID_FAILURE_RATE, PERCENTILES
 from scoville.records.model import PointWindow, RequestRecord
 
@@ -70,6 +71,16 @@ def interactivity_stats(tpots_s: Sequence[float]) -> dict[str, float | None]:
     for k, v in zip(PERCENTILES, pct, strict=True):
         out[f"{k}_intvty"] = float(1.0 / v)
     return out
+
+
+def e2e_interactivity_stats(e2e_osl: Sequence[tuple[float, int]]) -> dict[str, float | None]:
+    """E2E-normalised interactivity (see the table): pX = 1 / pX(E2E_i / OSL_i), tail-aligned
+    like intvty; requests without output tokens are excluded."""
+    per_token = [e2e / osl for e2e, osl in e2e_osl if osl > 0 and e2e > 0]
+    if not per_token:
+        return {f"{k}_intvty_e2e": None for k in PERCENTILES}
+    pct = np.percentile(np.asarray(per_token, dtype=np.float64), list(PERCENTILES.values()))
+    return {f"{k}_intvty_e2e": float(1.0 / v) for k, v in zip(PERCENTILES, pct, strict=True)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +163,13 @@ def summarize_point(
     row.update(stats([g for x in lats for g in x.itl_chunk_s], "itl_chunk"))
     row.update(stats([x.e2e_s for x in lats], "e2e"))
     row.update(interactivity_stats(tpots))
+    e2e_osl = [(x.e2e_s, r.output_tokens) for x, r in zip(lats, ok, strict=True)]
+    row.update(e2e_interactivity_stats(e2e_osl))
+    row.update(
+        percentile_columns(
+            {"ttft": [x.ttft_s for x in lats], "tpot": tpots, "e2e": [x.e2e_s for x in lats]}
+        )
+    )
     row.update(_throughputs(ok, window_s, declared))
     good = sum(1 for x in lats if _meets_slo(x, declared))
     has_slo = any(

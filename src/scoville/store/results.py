@@ -34,13 +34,12 @@ PARTS = ("catalog", "points", "requests")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 # Seconds are derived here, from the recorded facts, by the metrics table's definitions.
-_REQUEST_VIEW = """
-CREATE VIEW requests AS SELECT *,
+DERIVED_REQUESTS = """SELECT *,
   (first_chunk_ns - start_ns) / 1e9 AS ttft_s,
   (end_ns - start_ns) / 1e9 AS e2e_s,
   CASE WHEN output_tokens > 1 AND first_chunk_ns IS NOT NULL
        THEN (end_ns - first_chunk_ns) / 1e9 / (output_tokens - 1) END AS tpot_s
-FROM read_parquet('{glob}', union_by_name = true)
+FROM {source}
 """
 _EMPTY = {
     "catalog": "CREATE VIEW runs AS SELECT NULL::VARCHAR AS run_id WHERE false",
@@ -184,7 +183,8 @@ class ResultsStore:
                 continue
             glob = str(folder / "*.parquet").replace("'", "''")
             if part == "requests":
-                con.execute(_REQUEST_VIEW.format(glob=glob))
+                source = f"read_parquet('{glob}', union_by_name = true)"
+                con.execute("CREATE VIEW requests AS " + DERIVED_REQUESTS.format(source=source))
             else:
                 con.execute(
                     f"CREATE VIEW {view} AS SELECT * FROM "
