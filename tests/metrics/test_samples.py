@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from scoville.metrics.samples import min_samples, order_ranks, percentile_columns, quantile_ci
+from scoville.metrics.samples import (
+    StopRule,
+    min_samples,
+    order_ranks,
+    percentile_columns,
+    quantile_ci,
+    relative_margin,
+    should_stop,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +58,20 @@ def test_few_samples_are_flagged_with_no_upper_bound() -> None:
 def test_bad_quantile_is_refused() -> None:
     with pytest.raises(ValueError, match="strictly between"):
         min_samples(1.0)
+
+
+def test_margin_of_a_percentile_needs_its_upper_bound() -> None:
+    values = [float(v) for v in range(1, 101)]
+    # median 50.5, interval [40, 61]: the larger side is 10.5 / 50.5
+    assert relative_margin(values, "median") == pytest.approx(10.5 / 50.5)
+    assert relative_margin(values, "p99") == math.inf  # 100 < 368 samples
+    rule = StopRule(target_margin=0.25, stats=("median_e2e",), cap=1000)
+    assert should_stop({"e2e": values}, 100, rule)
+    assert not should_stop({"e2e": values}, 100, StopRule(0.1, ("median_e2e",), 1000))
+    assert should_stop({"e2e": values}, 1000, StopRule(0.1, ("p99_e2e",), 1000))  # the cap
+
+
+def test_mean_margin_is_the_normal_interval() -> None:
+    # values 9 and 11 repeated: mean 10, sd 1.0050 (ddof 1) over n = 100 -> 1.96 * 0.1005 / 10
+    values = [9.0, 11.0] * 50
+    assert relative_margin(values, "mean") == pytest.approx(0.019698, rel=1e-4)

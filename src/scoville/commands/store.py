@@ -233,3 +233,38 @@ def _print_check(report: CheckReport) -> None:
             verdict + (f" ({ln.note})" if ln.note else ""),
         )
     Console().print(t)
+
+
+@app.command("knee")
+def knee_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Run directories or result files.")],
+    latency: Annotated[str, typer.Option(help="Latency metric that must climb.")] = "median_e2e",
+    flat: Annotated[
+        float, typer.Option(help="Scaling efficiency below which throughput has stopped rising.")
+    ] = 0.25,
+    climb: Annotated[float, typer.Option(help="Relative latency rise that counts.")] = 0.10,
+) -> None:
+    """Where each configuration's load sweep stops paying: throughput flat, latency climbing."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from scoville.analysis.knee import knees
+    from scoville.store.source import read_source
+
+    rows = [r for p in paths for r in read_source(p).rows]
+    t = Table(title=f"knee of the load sweep (efficiency < {flat:g}, {latency} +{climb:.0%})")
+    for col in ("configuration", "knee", "tput_per_gpu", latency, "next step", "levels"):
+        t.add_column(col)
+    for k in knees(rows, latency_metric=latency, flat=flat, climb=climb):
+        nxt = "-"
+        if k.efficiency_after is not None and k.latency_rise_after is not None:
+            nxt = f"efficiency {k.efficiency_after:.2f}, latency {k.latency_rise_after:+.0%}"
+        t.add_row(
+            k.group.label(),
+            k.point_id or "not reached",
+            _cell(k.throughput),
+            _cell(k.latency),
+            nxt,
+            str(k.n_levels),
+        )
+    Console().print(t)

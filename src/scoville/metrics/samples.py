@@ -97,3 +97,55 @@ def percentile_columns(values_by_stem: Mapping[str, Sequence[float]]) -> dict[st
                     few.append(f"{stat}_intvty")
     out["few_samples"] = few
     return out
+
+
+# ---- statistical stopping -------------------------------------------------------------------
+
+Z95 = 1.959963984540054  # two-sided 95 % normal quantile, for means
+
+
+def relative_margin(values: Sequence[float], stat: str, level: float = LEVEL) -> float:
+    """Relative margin of error of one statistic ("mean" or a FLAGGED percentile name) at
+    `level`: for a percentile, the larger distance from the estimate to an order-statistic
+    bound, over the estimate (inf when a bound does not exist yet); for the mean,
+    z * sd / sqrt(n) / |mean| (normal approximation)."""
+    arr = np.sort(np.asarray(values, dtype=np.float64))
+    if arr.size < 2:
+        return math.inf
+    if stat == "mean":
+        mean = float(arr.mean())
+        return Z95 * float(arr.std(ddof=1)) / math.sqrt(arr.size) / abs(mean) if mean else math.inf
+    ci = quantile_ci(arr.tolist(), FLAGGED[stat], level)
+    if ci.lo is None or ci.hi is None or not ci.estimate:
+        return math.inf
+    return max(ci.estimate - ci.lo, ci.hi - ci.estimate) / abs(ci.estimate)
+
+
+@dataclass(frozen=True, slots=True)
+class StopRule:
+    """Run a point until every statistic's relative margin is at most `target_margin`
+    (e.g. 0.05 = +-5 % at 95 %), or until `cap` measured requests. Statistics are named as in
+    summary rows: "p99_ttft", "median_tpot", "mean_e2e"."""
+
+    target_margin: float
+    stats: tuple[str, ...] = ("median_e2e", "p99_ttft")
+    cap: int = 10_000
+
+
+def margins(values_by_stem: Mapping[str, Sequence[float]], rule: StopRule) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name in rule.stats:
+        stat, _, stem = name.partition("_")
+        if stem not in values_by_stem or (stat != "mean" and stat not in FLAGGED):
+            raise ValueError(f"unknown statistic {name!r}; use e.g. p99_ttft or mean_e2e")
+        out[name] = relative_margin(values_by_stem[stem], stat)
+    return out
+
+
+def should_stop(
+    values_by_stem: Mapping[str, Sequence[float]], n_measured: int, rule: StopRule
+) -> bool:
+    """The stopping decision after `n_measured` measured requests (the cap always stops)."""
+    if n_measured >= rule.cap:
+        return True
+    return all(m <= rule.target_margin for m in margins(values_by_stem, rule).values())
