@@ -43,7 +43,7 @@ def _segments(codes: IntArray, n_groups: int) -> tuple[IntArray | None, IntArray
     return order, starts, counts
 
 
-def _one(chunk: FloatArray, qs: Sequence[float], level: float) -> list[tuple[float, ...]]:
+def _one(chunk: FloatArray, qs: Sequence[float], level: float) -> list[tuple[float, float, float]]:
     n = chunk.size
     ranks: list[tuple[int | None, int | None, int, int, float]] = []
     kth: set[int] = set()
