@@ -223,14 +223,16 @@ def report(
 @app.command()
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
-    format_: Annotated[str, typer.Option("--format", help="inferencex or csv.")] = "inferencex",
+    format_: Annotated[
+        str, typer.Option("--format", help="inferencex, aiperf or csv.")
+    ] = "inferencex",
 ) -> None:
-    """Print a run's points as InferenceX result rows (JSON, seconds) or CSV."""
+    """Print a run's points as InferenceX rows (JSON, seconds), AIPerf exports or CSV."""
     from scoville.errors import UserError as _UE
     from scoville.pipeline import export_rows
 
-    if format_ not in ("inferencex", "csv"):
-        raise _UE(f"Unknown export format '{format_}'; use inferencex or csv.")
+    if format_ not in ("inferencex", "aiperf", "csv"):
+        raise _UE(f"Unknown export format '{format_}'; use inferencex, aiperf or csv.")
     sys.stdout.write(export_rows(run_dir, format_) + "\n")
 
 

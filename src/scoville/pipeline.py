@@ -315,7 +315,8 @@ def summarize_run(
     label_defaults: dict[str, Any] | None = None,
     envelope: Envelope | None = None,
 ) -> RunResult:
-    """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html."""
+    """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html, and the
+    results store when one is configured."""
     labels = labels_of(spec, model, label_defaults)
     shape = {
         "isl": spec.shape.isl_tokens,
@@ -342,6 +343,9 @@ def summarize_run(
         sections["server_timeline"] = timeline(telemetry.server, records)
     summary = write_summary(run_dir, spec, rows, labels, notes, sections)
     write_report([run_dir], run_dir / "report.html")
+    from scoville.store.results import add_if_configured  # duckdb/pyarrow only when needed
+
+    add_if_configured(run_dir)  # into $SCOVILLE_STORE / the configured store, if any
     return RunResult(run_dir, summary)
 
 
@@ -396,7 +400,7 @@ def write_report(run_dirs: Sequence[Path], out_path: Path, title: str | None = N
 
 
 def export_rows(run_dir: Path, fmt: str) -> str:
-    """`inferencex` (JSON rows, seconds) or `csv` of a run's points."""
+    """`inferencex` (JSON rows, seconds), `aiperf` (one profile export per point) or `csv`."""
     import json
 
     from scoville.analysis.importers import rows_to_inferencex
@@ -405,6 +409,10 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     bundle = load_run(run_dir)
     if fmt == "csv":
         return to_csv(bundle.summary["points"])
+    if fmt == "aiperf":
+        from scoville.analysis.aiperf_export import rows_to_aiperf
+
+        return json.dumps(rows_to_aiperf(bundle.summary["points"]), indent=2)
     return json.dumps(rows_to_inferencex(bundle.summary["points"]), indent=2)
 
 
