@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,17 @@ def twin_run(out: Path, target: str) -> Path:
 @pytest.fixture(scope="session")
 def twin_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("runs")
-    return {
-        "base": twin_run(out, FAST),
-        "rerun": twin_run(out, FAST),
-        "slow": twin_run(out, SLOW),
-    }
+    with pytest.MonkeyPatch.context() as mp:  # never into a store the developer configured
+        mp.delenv("SCOVILLE_STORE", raising=False)
+        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+        return {
+            "base": twin_run(out, FAST),
+            "rerun": twin_run(out, FAST),
+            "slow": twin_run(out, SLOW),
+        }
+
+
+@pytest.fixture
+def run_on_twin() -> Callable[[Path, str], Path]:
+    """`twin_run` for tests that run under their own environment."""
+    return twin_run

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,11 @@ def test_automatic_add_only_when_configured(
     monkeypatch.setenv("SCOVILLE_STORE", str(tmp_path / "auto"))
     entry = add_if_configured(twin_runs["base"])
     assert entry is not None and ResultsStore(tmp_path / "auto").run_ids() == [entry.run_id]
+
+
+def test_a_run_lands_in_the_configured_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_on_twin: Callable[[Path, str], Path]
+) -> None:
+    monkeypatch.setenv("SCOVILLE_STORE", str(tmp_path / "auto"))
+    run_dir = run_on_twin(tmp_path / "runs", "twin:H200/gpt-oss-120b?tp=8")
+    assert ResultsStore(tmp_path / "auto").run_ids() == [run_dir.name]
