@@ -97,7 +97,7 @@ def test_p99_from_too_few_samples_is_not_decided() -> None:
     lines = [ln for ln in check(cand, simulated_run("a", seed=1, n=100), RULE).lines]
     p99 = [ln for ln in lines if ln.metric == "p99_ttft"]
     assert {ln.verdict for ln in p99} == {"few samples"}
-    assert "n = 100 < 368" in p99[0].note
+    assert "n=100 < 368" in p99[0].note
 
 
 def test_without_records_the_effect_size_alone_decides() -> None:

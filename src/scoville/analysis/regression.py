@@ -52,7 +52,7 @@ class Rule:
 @dataclass(frozen=True, slots=True)
 class CheckLine:
     metric: str
-    where: str  # "intvty 250 tok/s/user" or "point c16"
+    where: str  # "intvty 250" (tok/s/user) or "point c16"
     worse: Worse  # the direction that is worse (higher latency, lower throughput)
     baseline: float | None
     candidate: float | None
@@ -196,7 +196,7 @@ def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[Check
     reps = _replicates_at(xs, cand, base, rule)
     lines: list[CheckLine] = []
     for j, (x, yb) in enumerate(zip(xs, fb.ys, strict=True)):
-        where = f"intvty {x:.4g} tok/s/user"
+        where = f"intvty {x:.4g}"
         r = read_at(fc, x)
         if r.value is not None:
             col = reps[:, j] if reps is not None else None
@@ -255,7 +255,7 @@ def _latency_line(
     vb, vc = float(np.quantile(b, q)), float(np.quantile(c, q))
     need = min_samples(q, rule.level)
     if min(b.size, c.size) < need or vb <= 0:
-        note = f"n = {min(b.size, c.size)} < {need} samples needed for a {rule.level:.0%} interval"
+        note = f"n={min(b.size, c.size)} < {need} for a {rule.level:.0%} interval"
         change = vc / vb - 1.0 if vb > 0 else None
         return CheckLine(metric, where, "higher", vb, vc, change, None, None, "few samples", note)
     qc = np.quantile(c[rng.integers(0, c.size, size=(rule.n_resamples, c.size))], q, axis=1)

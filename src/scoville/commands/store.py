@@ -100,9 +100,9 @@ def query_cmd(
 def runs_cmd(store: StoreOpt = None) -> None:
     """List the stored runs, oldest first."""
     table = _open(store).query(
-        "SELECT run_id, left(run_utc, 19) AS run_utc, system, model, left(spec_hash, 12) AS "
-        "spec, scoville_version AS version, target_fingerprint AS target, n_points AS points, "
-        "n_requests AS requests FROM runs ORDER BY run_utc, run_id"
+        "SELECT run_id, system, model, framework, left(spec_hash, 8) AS spec, "
+        "left(target_fingerprint, 8) AS target, scoville_version AS version, n_points AS "
+        "points, n_requests AS requests FROM runs ORDER BY run_utc, run_id"
     )
     _print_table(table, title="stored runs")
 
@@ -218,7 +218,7 @@ def _print_check(report: CheckReport) -> None:
 
     style = {"regression": "red", "improvement": "green", "few samples": "yellow"}
     t = Table(title=f"{report.candidate} vs baseline {report.baseline}")
-    for col in ("metric", "at", "baseline", "candidate", "change", "95 % interval", "verdict"):
+    for col in ("metric", "at", "baseline", "candidate", "change", "95 % CI", "verdict"):
         t.add_column(col)
     for ln in report.lines:
         change = "-" if ln.change is None else f"{ln.change * 100:+.1f} %"

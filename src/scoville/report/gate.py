@@ -30,7 +30,8 @@ def _pct(v: float | None) -> str:
 def interval_text(ln: CheckLine) -> str:
     if ln.lo is None or ln.hi is None:
         return "-"
-    return f"[{_pct(min(ln.lo, ln.hi))}, {_pct(max(ln.lo, ln.hi))}]"
+    lo, hi = min(ln.lo, ln.hi), max(ln.lo, ln.hi)
+    return f"[{lo * 100:+.1f}, {hi * 100:+.1f}] %"
 
 
 def summary_line(report: CheckReport) -> str:
@@ -51,7 +52,8 @@ def to_markdown(report: CheckReport) -> str:
         f"requests ({r.n_resamples} resamples, seed {r.seed}); a regression needs the whole "
         f"interval on the worse side and a change of at least {r.min_effect:.0%}.",
         "",
-        "| metric | at | baseline | candidate | change | interval | verdict | note |",
+        "| metric | at (intvty in tok/s/user) | baseline | candidate | change | interval | "
+        "verdict | note |",
         "|---|---|---:|---:|---:|---|---|---|",
     ]
     for ln in report.lines:

@@ -1,9 +1,10 @@
 """Arrow tables of the results store: point ROWs, per-request records and catalogue rows.
 
 Columns are typed once here. A ROW's nested values (error counts, lists) become sorted JSON
-text; numbers become float64 (non-finite -> null); columns that are null in every row are left
-out (DuckDB's `union_by_name` reads them as null). Records keep their facts (integer ns, token
-counts, every frame's arrival); seconds are derived in the store's SQL views.
+text; numbers become float64 (non-finite -> null), and so do columns null in every row
+(DuckDB's `union_by_name` widens them to text where another run holds text). Records keep
+their facts (integer ns, token counts, every frame's arrival); seconds are derived in the
+store's SQL views.
 """
 
 from __future__ import annotations
@@ -53,10 +54,10 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _column(values: list[Any]) -> pa.Array | None:
+def _column(values: list[Any]) -> pa.Array:
     present = [v for v in values if v is not None]
-    if not present:
-        return None
+    if not present:  # a number not measured here (a bound, a power figure): a null double
+        return pa.nulls(len(values), pa.float64())
     if all(isinstance(v, bool) for v in present):
         return pa.array(values, type=pa.bool_())
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
@@ -76,12 +77,7 @@ def points_table(rows: Sequence[Row], run_id: str) -> pa.Table:
     keys = ["run_id", *GROUP_FIELDS]
     for d in flat:
         keys.extend(k for k in d if k not in keys)
-    arrays: dict[str, pa.Array] = {}
-    for k in keys:
-        col = _column([d.get(k) for d in flat])
-        if col is not None:
-            arrays[k] = col
-    return pa.table(arrays)
+    return pa.table({k: _column([d.get(k) for d in flat]) for k in keys})
 
 
 def requests_table(records: Sequence[RequestRecord], run_id: str) -> pa.Table:
