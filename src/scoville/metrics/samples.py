@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
+from scoville.records.model import RequestRecord
+
 LEVEL = 0.95
 
 
@@ -149,3 +151,37 @@ def should_stop(
     if n_measured >= rule.cap:
         return True
     return all(m <= rule.target_margin for m in margins(values_by_stem, rule).values())
+
+
+class MarginTracker:
+    """Collects a point's measured, successful requests (TTFT, TPOT, E2E in seconds) and
+    answers `reached()`: the driver's `stop` predicate for a `StopRule`. The rule is evaluated
+    every 5 % of growth in the sample (sorting is O(n log n)), always at the cap."""
+
+    def __init__(self, rule: StopRule) -> None:
+        self.rule = rule
+        self.values: dict[str, list[float]] = {"ttft": [], "tpot": [], "e2e": []}
+        self._next_check = 2
+        self._done = False
+
+    def observe(self, r: RequestRecord) -> None:
+        if r.phase != "measure" or not r.ok or not r.chunk_ns:
+            return
+        self.values["ttft"].append((r.chunk_ns[0] - r.start_ns) / 1e9)
+        self.values["e2e"].append((r.end_ns - r.start_ns) / 1e9)
+        if r.output_tokens > 1:
+            self.values["tpot"].append((r.end_ns - r.chunk_ns[0]) / 1e9 / (r.output_tokens - 1))
+
+    @property
+    def n(self) -> int:
+        return len(self.values["e2e"])
+
+    def reached(self) -> bool:
+        if self._done or self.n >= self.rule.cap:
+            self._done = True
+            return True
+        if self.n < self._next_check:
+            return False
+        self._next_check = max(self.n + 1, int(self.n * 1.05))
+        self._done = should_stop(self.values, self.n, self.rule)
+        return self._done
