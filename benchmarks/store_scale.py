@@ -17,6 +17,8 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -119,85 +121,85 @@ def point_rows(measured: pa.Table, window_s: np.ndarray, point_ids: list[str]) -
     return rows
 
 
-def main(n: int = 10_000_000, n_points: int = 20, store_dir: str | None = None) -> None:
-    root = Path(store_dir or tempfile.mkdtemp(prefix="scoville-store-"))
-    t0 = time.perf_counter()
-    cols, level = generate(n, n_points)
-    point_ids = [f"c{c:.0f}" for c in level]
-    counts = np.bincount(cols["point_code"], minlength=n_points)
-    e2e_sum = np.bincount(
-        cols["point_code"], weights=(cols["end_ns"] - cols["start_ns"]) / 1e9, minlength=n_points
-    )
-    window_s = e2e_sum / level  # a closed loop at C finishes C requests per E2E
-    t1 = time.perf_counter()
-    c1 = time.process_time()
-    table = requests_arrow(cols, point_ids)
-    del cols
-    with duckdb.connect() as con:  # the store's own SQL derives the seconds
+class Stages:
+    """Wall and CPU (all threads) time per named stage."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[str, float, float]] = []
+
+    @contextmanager
+    def stage(self, label: str) -> Iterator[None]:
+        t, c = time.perf_counter(), time.process_time()
+        yield
+        self.done.append((label, time.perf_counter() - t, time.process_time() - c))
+
+    def report(self) -> None:
+        for label, wall, cpu in self.done:
+            print(f"{label}: {wall:.2f} s (CPU {cpu:.2f} s)")
+        timed = self.done[1:]
+        print(
+            f"TOTAL (timed, generation excluded): {sum(w for _, w, _ in timed):.2f} s wall, "
+            f"{sum(c for _, _, c in timed):.2f} s CPU; peak RSS "
+            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; load "
+            f"average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
+
+
+def derive(table: pa.Table, point_ids: list[str]) -> pa.Table:
+    """The store's own SQL derives TTFT / E2E / TPOT seconds from the integer facts."""
+    with duckdb.connect() as con:
         con.register("raw", table)
         con.execute("CREATE VIEW requests AS " + DERIVED_REQUESTS.format(source="raw"))
-        measured = con.sql(MEASURED, params=[point_ids, RUN_ID]).to_arrow_table()
-    t2 = time.perf_counter()
-    c2 = time.process_time()
-    rows = point_rows(measured, window_s, point_ids)
-    del measured
-    (f,) = frontiers(rows).values()
-    mid = (f.xs[0] + f.xs[-1]) / 2
-    value = read_at(f, mid).value
-    t3 = time.perf_counter()
-    c3 = time.process_time()
-    entry = {
-        "run_id": RUN_ID,
-        "run_utc": datetime.now(UTC).isoformat(),
-        "n_points": len(rows),
-        "n_requests": int(counts.sum()),
-        "labels": "{}",
-        "system": "bench",
-        "model": "synthetic",
-    }
-    store = ResultsStore(root)
-    store.add_tables(entry, points_table(rows, RUN_ID), table)
-    del table
-    t4 = time.perf_counter()
-    c4 = time.process_time()
-    back = store.query(
-        "SELECT count(*) AS n, quantile_cont(ttft_s, 0.99) AS p99 FROM requests "
-        "WHERE run_id = ? AND point_id = ?",
-        [RUN_ID, point_ids[-1]],
-    ).to_pylist()[0]
-    t5 = time.perf_counter()
-    c5 = time.process_time()
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return con.sql(MEASURED, params=[point_ids, RUN_ID]).to_arrow_table()
+
+
+def main(n: int = 10_000_000, n_points: int = 20, store_dir: str | None = None) -> None:
+    root = Path(store_dir or tempfile.mkdtemp(prefix="scoville-store-"))
+    st = Stages()
+    with st.stage("generate columns (not timed)"):
+        cols, level = generate(n, n_points)
+        point_ids = [f"c{c:.0f}" for c in level]
+        e2e_s = (cols["end_ns"] - cols["start_ns"]) / 1e9
+        # a closed loop at C finishes C requests per E2E: window = sum(E2E) / C
+        window_s = np.bincount(cols["point_code"], weights=e2e_s, minlength=n_points) / level
+    with st.stage("Arrow table + DuckDB derived seconds -> Arrow"):
+        table = requests_arrow(cols, point_ids)
+        del cols
+        measured = derive(table, point_ids)
+    with st.stage("per-point throughput, 4 percentiles x 3 latencies with 95 % CIs, frontier"):
+        rows = point_rows(measured, window_s, point_ids)
+        del measured
+        (f,) = frontiers(rows).values()
+        mid = (f.xs[0] + f.xs[-1]) / 2
+        value = read_at(f, mid).value
+    with st.stage("store add (requests, points, catalogue -> Parquet)"):
+        store = ResultsStore(root)
+        entry = {
+            "run_id": RUN_ID,
+            "run_utc": datetime.now(UTC).isoformat(),
+            "labels": "{}",
+            "n_points": len(rows),
+            "n_requests": n,
+            "system": "bench",
+            "model": "synthetic",
+        }
+        store.add_tables(entry, points_table(rows, RUN_ID), table)
+        del table
+    with st.stage(f"SQL over the stored Parquet (count + p99 TTFT of {point_ids[-1]})"):
+        back = store.query(
+            "SELECT count(*) AS n, quantile_cont(ttft_s, 0.99) AS p99 FROM requests "
+            "WHERE run_id = ? AND point_id = ?",
+            [RUN_ID, point_ids[-1]],
+        ).to_pylist()[0]
     size_mb = sum(p.stat().st_size for p in root.rglob("*.parquet")) / 1e6
     print(f"requests: {n:,}  points: {n_points}  store: {root} ({size_mb:.0f} MB Parquet)")
-    print(f"generate columns (not timed): {t1 - t0:.2f} s")
-    print(
-        "Arrow table + DuckDB derived seconds (TTFT/E2E/TPOT) -> Arrow: "
-        f"{t2 - t1:.2f} s (CPU {c2 - c1:.2f} s)"
-    )
-    print(
-        "per-point throughput, 4 percentiles x 3 latencies with 95 % intervals, frontier: "
-        f"{t3 - t2:.2f} s (CPU {c3 - c2:.2f} s)"
-    )
-    print(
-        "store add (requests, points, catalog -> Parquet lz4): "
-        f"{t4 - t3:.2f} s (CPU {c4 - c3:.2f} s)"
-    )
-    print(
-        f"SQL over the stored Parquet (count + p99 TTFT of {point_ids[-1]}): "
-        f"{t5 - t4:.2f} s (CPU {c5 - c4:.2f} s) "
-        f"(n={back['n']:,}, p99 {back['p99']:.4f} s)"
-    )
-    print(
-        f"TOTAL (timed): {t5 - t1:.2f} s wall, {c5 - c1:.2f} s CPU (all threads)   peak RSS: "
-        f"{peak_mb:.0f} MB; "
-        f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
-    )
-    print(f"tput_per_gpu at {mid:.1f} tok/s/user: {value:.1f}; frontier points: {len(f.points)}")
+    st.report()
     p = rows[-1]
     print(
+        f"tput_per_gpu at {mid:.1f} tok/s/user: {value:.1f}; frontier points: {len(f.points)}; "
         f"{p['point_id']}: n={p['n_ttft']:,} p99 TTFT {p['p99_ttft']:.4f} s "
-        f"[{p['p99_ttft_lo']:.4f}, {p['p99_ttft_hi']:.4f}]"
+        f"[{p['p99_ttft_lo']:.4f}, {p['p99_ttft_hi']:.4f}] (SQL: n={back['n']:,}, "
+        f"p99 {back['p99']:.4f} s)"
     )
 
 

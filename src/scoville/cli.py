@@ -87,6 +87,21 @@ def _point_table(summary: dict[str, object]) -> Table:
     return table
 
 
+def _few_samples_note(summary: dict[str, object]) -> None:
+    """Name the points whose percentiles come from too few samples for a 95 % interval."""
+    few = [
+        f"{p['point_id']} (n={p.get('n_ttft')})"
+        for p in summary["points"]  # type: ignore[attr-defined]
+        if p.get("few_samples")
+    ]
+    if few:
+        console.print(
+            f"[yellow]percentiles from too few samples for a 95 % interval at {', '.join(few)} "
+            "(a p99 needs 368): named in each point's few_samples in summary.json, exports "
+            "and the report.[/yellow]"
+        )
+
+
 @app.command()
 def run(
     spec: SpecOpt = None,
@@ -168,15 +183,7 @@ def run(
         env = envelope or (default_env if default_env.is_file() else None)
         result = run_benchmark(frozen, out, on_progress, workers, env)
     console.print(_point_table(result.summary))
-    few = [
-        f"{p['point_id']} (n={p.get('n_ttft')})"
-        for p in result.summary["points"]
-        if p.get("few_samples")
-    ]
-    if few:
-        console.print(
-            f"[yellow]percentiles from too few samples for a 95 % interval at {', '.join(few)} (a p99 needs 368): named in each point's few_samples in summary.json, exports and the report.[/yellow]"
-        )
+    _few_samples_note(result.summary)
     for note in result.summary.get("notes", []):
         console.print(f"[dim]{note}[/dim]")
     bad = [p for p in result.summary["points"] if not p["valid"]]

@@ -183,11 +183,9 @@ def check_cmd(
     store: StoreOpt = None,
 ) -> None:
     """Is RUN worse than its baseline beyond noise? Exit 0 (no regression) or 4 (regression)."""
-    import os
-
     from scoville.analysis.regression import Rule, check
     from scoville.errors import UserError
-    from scoville.report.gate import summary_line, to_junit, to_markdown
+    from scoville.report.gate import summary_line
     from scoville.store.samples import resolve
 
     if not 0 <= min_effect < 1 or resamples < 100:
@@ -197,17 +195,25 @@ def check_cmd(
     base = resolve(results, baseline, exclude=cand.run_id)
     report = check(cand, base, Rule(min_effect, 0.95, resamples, seed))
     _print_check(report)
-    md_path = markdown or (
-        Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None
-    )
+    _write_ci_outputs(report, markdown, junit)
+    typer.echo(summary_line(report))
+    if report.regressed:
+        raise typer.Exit(4)
+
+
+def _write_ci_outputs(report: CheckReport, markdown: Path | None, junit: Path | None) -> None:
+    """Markdown appended to --markdown or $GITHUB_STEP_SUMMARY; JUnit XML to --junit."""
+    import os
+
+    from scoville.report.gate import to_junit, to_markdown
+
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    md_path = markdown or (Path(step_summary) if step_summary else None)
     if md_path is not None:
         with md_path.open("a", encoding="utf-8") as fh:
             fh.write(to_markdown(report))
     if junit is not None:
         junit.write_text(to_junit(report), encoding="utf-8")
-    typer.echo(summary_line(report))
-    if report.regressed:
-        raise typer.Exit(4)
 
 
 def _print_check(report: CheckReport) -> None:

@@ -163,13 +163,7 @@ def summarize_point(
     row.update(stats([g for x in lats for g in x.itl_chunk_s], "itl_chunk"))
     row.update(stats([x.e2e_s for x in lats], "e2e"))
     row.update(interactivity_stats(tpots))
-    e2e_osl = [(x.e2e_s, r.output_tokens) for x, r in zip(lats, ok, strict=True)]
-    row.update(e2e_interactivity_stats(e2e_osl))
-    row.update(
-        percentile_columns(
-            {"ttft": [x.ttft_s for x in lats], "tpot": tpots, "e2e": [x.e2e_s for x in lats]}
-        )
-    )
+    row.update(_tail_columns(lats, ok, tpots))
     row.update(_throughputs(ok, window_s, declared))
     good = sum(1 for x in lats if _meets_slo(x, declared))
     has_slo = any(
@@ -186,6 +180,17 @@ def summarize_point(
     )
     row["token_sources"] = sorted({r.token_source for r in ok})
     return row
+
+
+def _tail_columns(
+    lats: Sequence[RequestLatency], ok: Sequence[RequestRecord], tpots: Sequence[float]
+) -> dict[str, object]:
+    """E2E-normalised interactivity, sample counts, percentile intervals, few-sample flags."""
+    e2e_osl = [(x.e2e_s, r.output_tokens) for x, r in zip(lats, ok, strict=True)]
+    out: dict[str, object] = dict(e2e_interactivity_stats(e2e_osl))
+    e2e = [x.e2e_s for x in lats]
+    out.update(percentile_columns({"ttft": [x.ttft_s for x in lats], "tpot": tpots, "e2e": e2e}))
+    return out
 
 
 def _error_counts(records: Sequence[RequestRecord]) -> dict[str, int]:
