@@ -123,3 +123,12 @@ def test_decision_rule(
     change: float, lo: float | None, hi: float | None, worse: str, expected: str
 ) -> None:
     assert decide(change, lo, hi, worse, 0.05) == expected  # type: ignore[arg-type]
+
+
+def test_runs_of_different_configurations_are_noted() -> None:
+    other = simulated_run("b", seed=2)
+    relabelled = RunSample("b", [dict(r, system="OTHER") for r in other.rows], other.points)
+    assert check(relabelled, BASE, RULE).notes == [
+        "the runs differ in system: OTHER vs SIM (candidate vs baseline)"
+    ]
+    assert check(other, BASE, RULE).notes == []

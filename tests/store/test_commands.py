@@ -126,3 +126,23 @@ def test_store_query_prints_csv(tmp_path: Path, twin_runs: dict[str, Path]) -> N
     )
     assert r.exit_code == 0, r.output
     assert r.output.split() == ["point_id", "c1", "c4", "c16"]
+
+
+def test_history_of_an_unknown_metric_says_so(tmp_path: Path, twin_runs: dict[str, Path]) -> None:
+    store = _store(tmp_path, [twin_runs["base"]])
+    r = runner.invoke(
+        app,
+        [
+            "history",
+            "--model",
+            "gpt-oss-120b",
+            "--system",
+            "H200",
+            "--metric",
+            "tput_per_cat",
+            "--at-interactivity",
+            "250",
+            *store,
+        ],
+    )
+    assert r.exit_code != 0 and "has a value of 'tput_per_cat'" in str(r.exception)

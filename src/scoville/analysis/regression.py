@@ -69,6 +69,7 @@ class CheckReport:
     baseline: str
     rule: Rule
     lines: list[CheckLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. the two sides' labels differ
 
     @property
     def regressed(self) -> bool:
@@ -320,4 +321,17 @@ def check(cand: RunSample, base: RunSample, rule: Rule | None = None) -> CheckRe
     """Every line of the test (see the module doc) for a candidate against its baseline."""
     rule = rule or Rule()
     lines = throughput_lines(cand, base, rule) + latency_lines(cand, base, rule)
-    return CheckReport(cand.run_id, base.run_id, rule, lines)
+    return CheckReport(cand.run_id, base.run_id, rule, lines, _label_notes(cand, base))
+
+
+def _label_notes(cand: RunSample, base: RunSample) -> list[str]:
+    """Say so when the two runs are labelled as different configurations or shapes."""
+    if not cand.rows or not base.rows:
+        return []
+    c, b = cand.rows[0], base.rows[0]
+    diffs = [
+        f"{k}: {c.get(k)} vs {b.get(k)}"
+        for k in (*GroupKey.of(c).as_dict(), "isl", "osl")
+        if str(c.get(k)) != str(b.get(k))
+    ]
+    return [f"the runs differ in {'; '.join(diffs)} (candidate vs baseline)"] if diffs else []

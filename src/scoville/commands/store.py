@@ -133,6 +133,11 @@ def history_cmd(
         raise UserError("Give exactly one of --at-interactivity X or --point ID.")
     runs = history_runs(_open(store), model, system)
     trend = history(runs, metric, at_interactivity, point)
+    if all(h.status in ("empty", "missing") for h in trend):
+        raise UserError(
+            f"No stored run of {model} on {system} has a value of {metric!r}. Field names are "
+            "those of summary rows (tput_per_gpu, output_tput_per_gpu, tput_per_kw, ...)."
+        )
     _print_history(trend, metric, at_interactivity, point)
     if chart is not None:
         from scoville.report.trend import history_svg
@@ -239,6 +244,8 @@ def _print_check(report: CheckReport) -> None:
             verdict + (f" ({ln.note})" if ln.note else ""),
         )
     Console().print(t)
+    for note in report.notes:
+        Console().print(f"[yellow]note: {note}[/yellow]")
 
 
 @app.command("knee")

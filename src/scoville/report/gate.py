@@ -48,6 +48,7 @@ def to_markdown(report: CheckReport) -> str:
         "",
         f"**{summary_line(report)}**",
         "",
+        *(f"> Note: {n}" for n in report.notes),
         f"Test: relative change with a {r.level:.0%} percentile bootstrap interval over "
         f"requests ({r.n_resamples} resamples, seed {r.seed}); a regression needs the whole "
         f"interval on the worse side and a change of at least {r.min_effect:.0%}.",
