@@ -144,7 +144,7 @@ class ResultsStore:
     def _write(self, part: str, run_id: str, table: pa.Table) -> None:
         dest = self._file(part, run_id)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_suffix(".parquet.tmp")
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")  # unique per writer
         # Dictionary pages for text (ids, labels); delta encoding for timestamps (rising
         # integer ns); lz4, which writes 10 M records about twice as fast as zstd.
         text = [
