@@ -146,3 +146,17 @@ def test_history_of_an_unknown_metric_says_so(tmp_path: Path, twin_runs: dict[st
         ],
     )
     assert r.exit_code != 0 and "has a value of 'tput_per_cat'" in str(r.exception)
+
+
+def test_knee_and_point_history_through_the_cli(tmp_path: Path, twin_runs: dict[str, Path]) -> None:
+    r = runner.invoke(app, ["knee", str(twin_runs["base"])], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "not reached" in r.output  # 1, 4, 16 on 8 H200s: still scaling
+    store = _store(tmp_path, [twin_runs["base"], twin_runs["slow"]])
+    r = runner.invoke(
+        app,
+        ["history", "--model", "gpt-oss-120b", "--system", "H200", "--point", "c16", *store],
+        env={"COLUMNS": "200"},
+    )
+    assert r.exit_code == 0, r.output
+    assert r.output.count("measured") == 2
