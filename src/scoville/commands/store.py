@@ -191,7 +191,7 @@ def check_cmd(
     from scoville.analysis.regression import Rule, check
     from scoville.errors import UserError
     from scoville.report.gate import summary_line
-    from scoville.store.samples import resolve
+    from scoville.store.sides import resolve
 
     if not 0 <= min_effect < 1 or resamples < 100:
         raise UserError("--min-effect must lie in [0, 1) and --resamples be at least 100.")
