@@ -160,3 +160,12 @@ def test_knee_and_point_history_through_the_cli(tmp_path: Path, twin_runs: dict[
     )
     assert r.exit_code == 0, r.output
     assert r.output.count("measured") == 2
+
+
+def test_check_against_the_latest_run_of_the_same_configuration(
+    tmp_path: Path, twin_runs: dict[str, Path]
+) -> None:
+    store = _store(tmp_path, [twin_runs["base"], twin_runs["rerun"], twin_runs["slow"]])
+    r = runner.invoke(app, ["check", twin_runs["slow"].name, "--baseline", "latest", *store])
+    assert r.exit_code == 4, r.output  # the slow run itself is never its own baseline
+    assert f"vs baseline {twin_runs['rerun'].name}" in r.output.replace("\n", "")

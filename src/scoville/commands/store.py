@@ -172,7 +172,8 @@ def check_cmd(
         typer.Option(
             "--baseline",
             "-b",
-            help="A run directory, a stored run id, or SQL returning run_id (its latest run).",
+            help="A run directory, a stored run id, 'latest' (the newest stored run of the same "
+            "configuration and shape), or SQL returning run_id (its newest run).",
         ),
     ],
     min_effect: Annotated[
@@ -197,7 +198,7 @@ def check_cmd(
         raise UserError("--min-effect must lie in [0, 1) and --resamples be at least 100.")
     results = _open(store)
     cand = resolve(results, run)
-    base = resolve(results, baseline, exclude=cand.run_id)
+    base = resolve(results, baseline, like=cand)
     report = check(cand, base, Rule(min_effect, 0.95, resamples, seed))
     _print_check(report)
     _write_ci_outputs(report, markdown, junit)

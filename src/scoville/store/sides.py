@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from scoville.analysis.bootstrap import RequestArrays
 from scoville.analysis.regression import PointArrays, RunSample
-from scoville.analysis.rows import Row, num
+from scoville.analysis.rows import GroupKey, Row, num
 from scoville.errors import UserError
 from scoville.store.results import DERIVED_REQUESTS, ResultsStore
 from scoville.store.source import read_source
@@ -66,27 +66,47 @@ def sample_from_store(store: ResultsStore, run_id: str) -> RunSample:
     return RunSample(run_id, rows, point_arrays(measured, rows), _n_acc(rows))
 
 
-def resolve(store: ResultsStore, ref: str, exclude: str | None = None) -> RunSample:
-    """A run directory or result file; else a run id in the store; else SQL over the store
-    whose result has a `run_id` column (the most recent of those runs, `exclude` left out)."""
+def resolve(store: ResultsStore, ref: str, like: RunSample | None = None) -> RunSample:
+    """A run directory or result file; else a run id in the store; else "latest" (the most
+    recent stored run of `like`'s configuration and shape); else SQL over the store whose
+    result has a `run_id` column (the most recent of those runs). `like` itself is never
+    chosen as its own baseline."""
     if Path(ref).exists():
         return sample_from_path(Path(ref))
     ids = store.run_ids() if (store.root / "catalog").is_dir() else []
     if ref in ids:
         return sample_from_store(store, ref)
-    if not ref.lstrip().lower().startswith(("select", "with", "from")):
+    params: list[object] = []
+    if ref == "latest" and like is not None:
+        ref, params = _latest_like(like)
+    elif not ref.lstrip().lower().startswith(("select", "with", "from")):
         raise UserError(
-            f"{ref!r} is not a path, not a run id in the store at {store.root}, and not a "
-            'SQL query. Give a run directory, a stored run id, or e.g. "SELECT run_id FROM '
-            "runs WHERE model = 'gpt-oss-120b'\"."
+            f"{ref!r} is not a path, not a run id in the store at {store.root}, not "
+            '"latest" and not a SQL query. Give a run directory, a stored run id, latest, or '
+            "e.g. \"SELECT run_id FROM runs WHERE model = 'gpt-oss-120b'\"."
         )
-    got = store.query(ref)
+    got = store.query(ref, params)
     if "run_id" not in got.column_names:
         raise UserError(
             f"The baseline query must return a run_id column; it returned {got.column_names}."
         )
-    wanted = [str(v) for v in got.column("run_id").to_pylist() if v is not None and v != exclude]
-    latest = [i for i in ids if i in set(wanted)]
+    exclude = like.run_id if like is not None else None
+    wanted = {str(v) for v in got.column("run_id").to_pylist() if v is not None and v != exclude}
+    latest = [i for i in ids if i in wanted]
     if not latest:
-        raise UserError(f"The baseline query {ref!r} selected no stored run.")
+        raise UserError(f"The baseline selection {ref!r} matched no other stored run.")
     return sample_from_store(store, latest[-1])
+
+
+def _latest_like(like: RunSample) -> tuple[str, list[object]]:
+    """SQL for the stored runs of the same configuration (group labels) and shape."""
+    row = like.rows[0] if like.rows else {}
+    labels = GroupKey.of(row).as_dict()
+    where = " AND ".join(f"p.{k} = ?" for k in labels)
+    params: list[object] = list(labels.values())
+    for k in ("isl", "osl"):
+        if num(row, k) is not None:
+            where += f" AND p.{k} = ?"
+            params.append(num(row, k))
+    sql = f"SELECT DISTINCT p.run_id FROM points p WHERE {where}"
+    return sql, params
