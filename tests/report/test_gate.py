@@ -60,3 +60,18 @@ def test_report_marks_a_few_sample_p99() -> None:
     }
     html = _point_table([row])
     assert "250.0*</span>" in html and "n = 80: too few samples" in html
+
+
+def test_report_gives_each_percentile_its_count_and_interval() -> None:
+    row = {
+        "point_id": "c8",
+        "n_ok": 400,
+        "n_sent": 400,
+        "valid": True,
+        "median_ttft": 0.1,
+        "median_ttft_lo": 0.09,
+        "median_ttft_hi": 0.11,
+        "n_ttft": 400,
+        "few_samples": [],
+    }
+    assert "n = 400: 95 % CI [90.0, 110.0]" in _point_table([row])
