@@ -132,3 +132,17 @@ def test_runs_of_different_configurations_are_noted() -> None:
         "the runs differ in system: OTHER vs SIM (candidate vs baseline)"
     ]
     assert check(other, BASE, RULE).notes == []
+
+
+def test_resampling_in_batches_draws_the_same_resamples(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scoville.analysis.regression as regression
+
+    values = np.arange(10.0)
+
+    def mean(a: np.ndarray) -> np.ndarray:
+        return a.mean(axis=1)
+
+    whole = regression.resampled(values, mean, 7, np.random.default_rng(3))
+    monkeypatch.setattr(regression, "_CELLS", 25)  # 2 resamples of 10 values per batch
+    batched = regression.resampled(values, mean, 7, np.random.default_rng(3))
+    assert whole.shape == (7,) and np.array_equal(whole, batched)

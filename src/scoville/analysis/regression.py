@@ -13,7 +13,7 @@ A percentile from fewer samples than a 95 % interval needs is reported, not deci
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -123,6 +123,31 @@ def _line(
 
 # ---- throughput at equal interactivity ----------------------------------------------------
 
+_CELLS = 20_000_000  # resample indices held at once (160 MB of int64)
+
+
+def resampled(
+    values: FloatArray,
+    stat: Callable[[FloatArray], FloatArray],
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """`stat` (row-wise over an (r, n) array) of `n_resamples` resamples of `values`, drawn
+    in batches so that memory stays bounded for points with many requests."""
+    n = values.size
+    batch = max(1, _CELLS // max(1, n))
+    parts = []
+    for start in range(0, n_resamples, batch):
+        idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
+        parts.append(stat(values[idx]))
+    return np.asarray(np.concatenate(parts), dtype=np.float64)
+
+
+def _inv_median(a: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN resample: no decode
+        return np.asarray(1.0 / np.nanmedian(a, axis=1), dtype=np.float64)
+
 
 def _resampled_xy(
     points: PointArrays, n_acc: int, rule: Rule, rng: np.random.Generator
@@ -130,15 +155,15 @@ def _resampled_xy(
     """Per point: (median interactivity, tput_per_gpu) for each resample of its requests."""
     out: dict[str, tuple[FloatArray, FloatArray]] = {}
     for pid, (arr, window_s) in points.items():
-        n = arr.output_tokens.size
-        if n == 0 or window_s <= 0:
+        if arr.output_tokens.size == 0 or window_s <= 0:
             continue
-        idx = rng.integers(0, n, size=(rule.n_resamples, n))
-        with np.errstate(divide="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN resample: no decode
-            x = 1.0 / np.nanmedian(arr.tpot_s[idx], axis=1)
-        y = (arr.input_tokens + arr.output_tokens)[idx].sum(axis=1) / (window_s * n_acc)
-        out[pid] = (np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+        # One generator state per point and axis pair: x and y use the same draws.
+        state = rng.bit_generator.state
+        x = resampled(arr.tpot_s, _inv_median, rule.n_resamples, rng)
+        rng.bit_generator.state = state
+        tokens = arr.input_tokens + arr.output_tokens
+        y = resampled(tokens, lambda a: a.sum(axis=1), rule.n_resamples, rng)
+        out[pid] = (x, y / (window_s * n_acc))
     return out
 
 
@@ -188,6 +213,13 @@ def _replicates_at(
     return out
 
 
+def _unread(where: str, baseline: float, verdict: Verdict, note: str) -> CheckLine:
+    """A throughput line where the candidate's frontier has no value."""
+    return CheckLine(
+        "tput_per_gpu", where, "lower", baseline, None, None, None, None, verdict, note
+    )
+
+
 def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[CheckLine]:
     """tput_per_gpu at each of the baseline's frontier interactivities."""
     fc, fb = _central(cand.rows), _central(base.rows)
@@ -204,26 +236,9 @@ def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[Check
             lines.append(_line("tput_per_gpu", where, "lower", yb, r.value, col, rule))
         elif r.status == "unreachable" and x > (1.0 + rule.min_effect) * (fc.best_x() or 0.0):
             note = f"the candidate never reaches it (best {fc.best_x():.4g})"
-            lines.append(
-                CheckLine(
-                    "tput_per_gpu", where, "lower", yb, None, None, None, None, "regression", note
-                )
-            )
+            lines.append(_unread(where, yb, "regression", note))
         else:
-            lines.append(
-                CheckLine(
-                    "tput_per_gpu",
-                    where,
-                    "lower",
-                    yb,
-                    None,
-                    None,
-                    None,
-                    None,
-                    "not comparable",
-                    f"candidate reading: {r.status}",
-                )
-            )
+            lines.append(_unread(where, yb, "not comparable", f"candidate reading: {r.status}"))
     return lines
 
 
@@ -259,8 +274,12 @@ def _latency_line(
         note = f"n={min(b.size, c.size)} < {need} for a {rule.level:.0%} interval"
         change = vc / vb - 1.0 if vb > 0 else None
         return CheckLine(metric, where, "higher", vb, vc, change, None, None, "few samples", note)
-    qc = np.quantile(c[rng.integers(0, c.size, size=(rule.n_resamples, c.size))], q, axis=1)
-    qb = np.quantile(b[rng.integers(0, b.size, size=(rule.n_resamples, b.size))], q, axis=1)
+
+    def quantile(a: FloatArray) -> FloatArray:
+        return np.asarray(np.quantile(a, q, axis=1), dtype=np.float64)
+
+    qc = resampled(c, quantile, rule.n_resamples, rng)
+    qb = resampled(b, quantile, rule.n_resamples, rng)
     return _line(metric, where, "higher", vb, vc, _rel(qc, qb), rule)
 
 
