@@ -70,3 +70,12 @@ def cutting_url() -> Iterator[str]:
 def fast_url() -> Iterator[str]:
     """Reference server: 5 ms to the first token, then 2 ms per token."""
     yield from _serving(5.0, 2.0)
+
+
+@pytest.fixture(autouse=True)
+def _no_configured_results_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Runs made by tests never land in a results store the developer configured."""
+    monkeypatch.delenv("SCOVILLE_STORE", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "xdg-config"))

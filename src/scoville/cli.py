@@ -14,6 +14,7 @@ from rich.table import Table
 
 from scoville.commands import agentic as agentic_commands
 from scoville.commands import analysis as analysis_commands
+from scoville.commands import store as store_commands
 from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
 from scoville.commands._console import console as make_console
@@ -41,6 +42,7 @@ for _area_app in (
     telemetry_commands.app,
     twin_commands.app,
     agentic_commands.app,
+    store_commands.app,
 ):
     app.add_typer(_area_app)
 console = make_console()
@@ -105,6 +107,19 @@ def _point_table(summary: SummaryDoc) -> Table:
     return table
 
 
+def _few_samples_note(summary: SummaryDoc) -> None:
+    """Name the points whose percentiles come from too few samples for a 95 % interval."""
+    few = [
+        f"{p['point_id']} (n={p.get('n_ttft')})" for p in summary["points"] if p.get("few_samples")
+    ]
+    if few:
+        console.print(
+            f"[yellow]percentiles from too few samples for a 95 % interval at {', '.join(few)} "
+            "(a p99 needs 368): named in each point's few_samples in summary.json, exports "
+            "and the report.[/yellow]"
+        )
+
+
 @app.command()
 def run(
     spec: SpecOpt = None,
@@ -166,6 +181,7 @@ def run(
         env = envelope or (default_env if default_env.is_file() else None)
         result = run_benchmark(frozen, out, on_progress, workers, env)
     console.print(_point_table(result.summary))
+    _few_samples_note(result.summary)
     for note in result.summary.get("notes", []):
         console.print(f"[dim]{note}[/dim]")
     bad = [p for p in result.summary["points"] if not p["valid"]]
@@ -212,14 +228,16 @@ def report(
 @app.command()
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
-    format_: Annotated[str, typer.Option("--format", help="inferencex or csv.")] = "inferencex",
+    format_: Annotated[
+        str, typer.Option("--format", help="inferencex, aiperf or csv.")
+    ] = "inferencex",
 ) -> None:
-    """Print a run's points as InferenceX result rows (JSON, seconds) or CSV."""
+    """Print a run's points as InferenceX rows (JSON, seconds), AIPerf exports or CSV."""
     from scoville.errors import UserError as _UE
     from scoville.pipeline import export_rows
 
-    if format_ not in ("inferencex", "csv"):
-        raise _UE(f"Unknown export format '{format_}'; use inferencex or csv.")
+    if format_ not in ("inferencex", "aiperf", "csv"):
+        raise _UE(f"Unknown export format '{format_}'; use inferencex, aiperf or csv.")
     sys.stdout.write(export_rows(run_dir, format_) + "\n")
 
 

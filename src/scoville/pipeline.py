@@ -298,7 +298,8 @@ def summarize_run(
     notes: list[str],
     envelope: Envelope | None = None,
 ) -> RunResult:
-    """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html."""
+    """Metrics (+ telemetry columns) -> summary.json, telemetry.json -> report.html, and the
+    results store when one is configured."""
     if source.labels:
         notes.append("labels from the target: " + _pairs(source.labels))
     spec = with_target_accelerators(spec, source, notes)
@@ -334,6 +335,9 @@ def summarize_run(
     )
     write_summary(run_dir, summary)
     write_report([run_dir], run_dir / "report.html")
+    from scoville.store.results import add_if_configured  # duckdb/pyarrow only when needed
+
+    add_if_configured(run_dir)  # into $SCOVILLE_STORE / the configured store, if any
     return RunResult(run_dir, summary)
 
 
@@ -374,7 +378,7 @@ def write_report(run_dirs: Sequence[Path], out_path: Path, title: str | None = N
 
 
 def export_rows(run_dir: Path, fmt: str) -> str:
-    """`inferencex` (JSON rows, seconds) or `csv` of a run's points."""
+    """`inferencex` (JSON rows, seconds), `aiperf` (one profile export per point) or `csv`."""
     import json
 
     from scoville.analysis.importers import rows_to_inferencex
@@ -383,6 +387,10 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     bundle = load_run(run_dir)
     if fmt == "csv":
         return to_csv(bundle.summary["points"])
+    if fmt == "aiperf":
+        from scoville.analysis.aiperf_export import rows_to_aiperf
+
+        return json.dumps(rows_to_aiperf(bundle.summary["points"]), indent=2)
     return json.dumps(rows_to_inferencex(bundle.summary["points"]), indent=2)
 
 

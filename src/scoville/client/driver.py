@@ -140,6 +140,7 @@ async def run_point(
     tokenizer: Tokenizer | None = None,
     on_record: OnRecord | None = None,
     worker: str = "0",
+    stop: Callable[[], bool] | None = None,
 ) -> PointWindow:
     """Drive one point to completion; every request sent becomes exactly one record."""
     window = WindowTracker()
@@ -154,9 +155,9 @@ async def run_point(
             on_record(record)
 
     if plan.arrivals_ns is None:
-        await _closed_loop(jobs, max(1, plan.concurrency or 1), one)
+        await _closed_loop(jobs, max(1, plan.concurrency or 1), one, stop)
     else:
-        await _open_loop(jobs, plan.arrivals_ns, plan.concurrency, clock, one)
+        await _open_loop(jobs, plan.arrivals_ns, plan.concurrency, clock, one, stop)
     result = window.window(plan, clock.now_ns())
     sink.write_window(result)
     return result
@@ -166,11 +167,14 @@ async def _closed_loop(
     jobs: list[tuple[GenerateRequest, Phase]],
     concurrency: int,
     one: SendOne,
+    stop: Callable[[], bool] | None = None,
 ) -> None:
     queue = iter(jobs)
 
     async def lane() -> None:
         for req, phase in queue:  # a shared iterator: each job is taken exactly once
+            if phase == "measure" and stop is not None and stop():
+                return
             await one(req, phase, None)
 
     await asyncio.gather(*(lane() for _ in range(min(concurrency, len(jobs)))))
@@ -182,6 +186,7 @@ async def _open_loop(
     cap: int | None,
     clock: Clock,
     one: SendOne,
+    stop: Callable[[], bool] | None = None,
 ) -> None:
     if len(arrivals_ns) != len(jobs):
         raise ValueError(f"{len(arrivals_ns)} arrival times for {len(jobs)} requests")
@@ -198,5 +203,7 @@ async def _open_loop(
 
     for (req, phase), offset in zip(jobs, arrivals_ns, strict=True):
         await clock.sleep_until_ns(t0 + offset)
+        if phase == "measure" and stop is not None and stop():
+            break
         tasks.append(asyncio.ensure_future(send(req, phase, t0 + offset)))
     await asyncio.gather(*tasks)

@@ -14,6 +14,7 @@ from typing import Any, cast
 import numpy as np
 
 from scoville.metrics.row import SummaryRow
+from scoville.metrics.samples import percentile_columns
 from scoville.metrics.table import INVALID_FAILURE_RATE, PERCENTILES
 from scoville.records.model import PointWindow, RequestRecord
 
@@ -72,6 +73,19 @@ def interactivity_stats(tpots_s: Sequence[float]) -> dict[str, float | None]:
     pct = np.percentile(arr, list(PERCENTILES.values()))
     for k, v in zip(PERCENTILES, pct, strict=True):
         out[f"{k}_intvty"] = float(1.0 / v)
+    return out
+
+
+def e2e_interactivity_stats(e2e_osl: Sequence[tuple[float, int]]) -> dict[str, float | None]:
+    """E2E-normalised interactivity (see the table): pX = 1 / pX(E2E_i / OSL_i), tail-aligned
+    like intvty; requests without output tokens are excluded."""
+    per_token = [e2e / osl for e2e, osl in e2e_osl if osl > 0 and e2e > 0]
+    if not per_token:
+        return {f"{k}_intvty_e2e": None for k in ("mean", *PERCENTILES)}
+    arr = np.asarray(per_token, dtype=np.float64)
+    pct = np.percentile(arr, list(PERCENTILES.values()))
+    out: dict[str, float | None] = {"mean_intvty_e2e": float(np.mean(1.0 / arr))}
+    out.update({f"{k}_intvty_e2e": float(1.0 / v) for k, v in zip(PERCENTILES, pct, strict=True)})
     return out
 
 
@@ -180,6 +194,25 @@ def summarize_point(
         ),
         cache_hit_rate=sum(r.cached_tokens or 0 for r in cached) / cached_in if cached_in else None,
         token_sources=tuple(sorted({r.token_source for r in ok})),
+        **_e2e_interactivity(lats, ok),
+        extra=_sample_columns(lats),
+    )
+
+
+def _e2e_interactivity(
+    lats: Sequence[RequestLatency], ok: Sequence[RequestRecord]
+) -> dict[str, Any]:
+    """E2E-normalised interactivity of the point's successful requests."""
+    return e2e_interactivity_stats(
+        [(x.e2e_s, r.output_tokens) for x, r in zip(lats, ok, strict=True)]
+    )
+
+
+def _sample_columns(lats: Sequence[RequestLatency]) -> dict[str, object]:
+    """Sample counts, 95 % percentile intervals and few-sample flags of TTFT, TPOT and E2E."""
+    tpots = [x.tpot_s for x in lats if x.tpot_s is not None]
+    return percentile_columns(
+        {"ttft": [x.ttft_s for x in lats], "tpot": tpots, "e2e": [x.e2e_s for x in lats]}
     )
 
 

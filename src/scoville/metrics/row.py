@@ -83,6 +83,11 @@ class SummaryRow:
     p90_intvty: float | None
     p99_intvty: float | None
     p999_intvty: float | None
+    mean_intvty_e2e: float | None
+    median_intvty_e2e: float | None
+    p90_intvty_e2e: float | None
+    p99_intvty_e2e: float | None
+    p999_intvty_e2e: float | None
     req_per_s: float
     output_tok_per_s: float
     input_tok_per_s: float

@@ -89,6 +89,18 @@ METRICS: tuple[MetricDef, ...] = (
         "output_token_throughput_per_user",
     ),
     MetricDef(
+        "intvty_e2e",
+        "tok/s/user",
+        "higher",
+        "request",
+        "E2E-normalised interactivity (AgentX): pX = 1 / pX(e2e / output_tokens), so prefill "
+        "and queueing count against the user's rate; tail-aligned like intvty (p90 is "
+        "AgentX's headline)",
+        "-",
+        "-",
+        "-",
+    ),
+    MetricDef(
         "req_per_s",
         "req/s",
         "higher",

@@ -36,6 +36,21 @@ def _num(v: Any, scale: float = 1.0, digits: int = 1) -> str:
     return fixed(v, digits, scale)
 
 
+def _pct(r: dict[str, Any], key: str, scale: float, digits: int = 1) -> str:
+    """A percentile cell whose tooltip gives its sample count and 95 % interval; one from too
+    few samples for an honest interval is marked with `*`."""
+    n = r.get("n_" + key.split("_", 1)[1])
+    if n is None:
+        return _num(r.get(key), scale, digits)
+    lo, hi = r.get(key + "_lo"), r.get(key + "_hi")
+    few = key in (r.get("few_samples") or ())
+    ci = f"95 % CI [{_num(lo, scale, digits)}, {_num(hi, scale, digits)}]"
+    tip = f"n = {n}: " + ("too few samples for a 95 % interval" if few else ci)
+    return (
+        f"<span title='{escape(tip)}'>{_num(r.get(key), scale, digits)}{'*' if few else ''}</span>"
+    )
+
+
 def _run_label(run: dict[str, Any]) -> str:
     lab = run["summary"].get("labels", {})
     parts = [lab.get("system"), lab.get("model"), lab.get("precision"), lab.get("framework")]
@@ -86,14 +101,14 @@ def _point_table(rows: Sequence[dict[str, Any]]) -> str:
             f"{r['n_ok']}/{r['n_sent']}",
             _num(r.get("failure_rate"), 100),
             "yes" if r.get("valid") else "NO",
-            _num(r.get("median_ttft"), 1e3),
-            _num(r.get("p99_ttft"), 1e3),
-            _num(r.get("median_tpot"), 1e3, 2),
-            _num(r.get("p99_tpot"), 1e3, 2),
+            _pct(r, "median_ttft", 1e3),
+            _pct(r, "p99_ttft", 1e3),
+            _pct(r, "median_tpot", 1e3, 2),
+            _pct(r, "p99_tpot", 1e3, 2),
             _num(r.get("median_itl"), 1e3, 2),
             _num(r.get("p99_itl"), 1e3, 2),
-            _num(r.get("median_e2e"), 1, 3),
-            _num(r.get("p99_e2e"), 1, 3),
+            _pct(r, "median_e2e", 1, 3),
+            _pct(r, "p99_e2e", 1, 3),
             _num(r.get("median_intvty")),
             _num(r.get("tput_per_gpu")),
             _num(r.get("output_tput_per_gpu")),
@@ -237,7 +252,9 @@ def render(
         "<p class='note'>Interactivity = 1/TPOT (tok/s/user); percentiles of interactivity "
         "are tail-aligned (pX = 1/pX(TPOT)). Throughput per accelerator counts input + "
         "output tokens of successful measured requests over the measurement window "
-        "(warmup excluded). Rows shaded red are invalid (&gt; 5 % failures).</p>",
+        "(warmup excluded). Rows shaded red are invalid (&gt; 5 % failures). Hover a "
+        "percentile for its sample count and 95 % interval; one marked * comes from too few "
+        "samples for an interval (a p99 needs 368).</p>",
         f"<div class='charts'>{''.join(charts)}</div>",
     ]
     for run in runs:

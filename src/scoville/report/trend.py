@@ -1,0 +1,20 @@
+"""A metric's trend over stored runs as an inline SVG chart (run index on x: runs are events,
+not a clock), change points drawn as their own series."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scoville.analysis.history import HistoryPoint
+from scoville.report.svg import Series, chart
+
+
+def history_svg(trend: Sequence[HistoryPoint], metric: str, model: str, system: str) -> str:
+    pts = [(float(i + 1), h.value, h.run_id[:15]) for i, h in enumerate(trend) if h.value]
+    shifts = [
+        (float(i + 1), h.value, "level shift") for i, h in enumerate(trend) if h.value and h.change
+    ]
+    series = [Series(f"{system} {model}", pts, [(x, y) for x, y, _ in pts])]
+    if shifts:
+        series.append(Series("change point", shifts))
+    return chart(f"{metric} over runs", "run (oldest first)", metric, series)
