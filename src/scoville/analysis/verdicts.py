@@ -52,7 +52,8 @@ class Condition:
     field: str
     system: str | None
     baseline: str | None
-    status: Literal["same", "differs", "unstated", "missing", "informational"]
+    status: Literal["same", "differs", "unstated", "missing", "informational", "covered"]
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

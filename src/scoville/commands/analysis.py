@@ -93,14 +93,26 @@ def compare_cmd(
     ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     html_out: Annotated[Path | None, typer.Option("--html", help="Write HTML tables.")] = None,
+    allow_unlike: Annotated[
+        bool,
+        typer.Option(help="Show ratios for pairs that are not like for like (labelled)."),
+    ] = False,
+    power_profile: Annotated[
+        Path | None, typer.Option(help="Power profile YAML (per-accelerator TDP, shares, PUE).")
+    ] = None,
+    boundary: Annotated[
+        str | None,
+        typer.Option(help="Re-express every row's per-kW figures at this power boundary."),
+    ] = None,
 ) -> None:
     """Compare every configuration against a baseline: the seeds' table, with ratios."""
     from scoville.analysis.compare import compare_groups, html_table
-    from scoville.analysis.load import load_rows
+    from scoville.analysis.profile import at_boundary, load_rows_with_runs
 
-    rows: list[Row] = [r for p in paths for r in load_rows(p)]
+    rows: list[Row] = load_rows_with_runs(paths)
     rows = _apply_power(rows, power or [])
-    tables = compare_groups(rows, baseline, target or [], _prices(price or []))
+    rows = at_boundary(rows, boundary, power_profile)
+    tables = compare_groups(rows, baseline, target or [], _prices(price or []), allow_unlike)
     if ci > 0:
         tables = _add_intervals(paths, rows, baseline, tables, ci)
     if html_out is not None:
@@ -158,20 +170,36 @@ def _print_comparison(console: Console, t: ComparisonTable) -> None:
         return b.label() if b else "no power declared"
 
     caption = f"power: {t.system} {power(t.system_power)}; {t.baseline} {power(t.baseline_power)}"
-    table = Table(title=f"{t.system} vs {t.baseline}", caption=caption)
+    comp = t.comparability
+    unlike = comp is not None and not comp.like
+    title = f"{t.system} vs {t.baseline}" + (
+        (" [UNLIKE PAIR: ratios shown on request]" if t.unlike_allowed else " [not like for like]")
+        if unlike
+        else ""
+    )
+    table = Table(title=title, caption=caption)
     for col in ("metric", "unit", t.system, t.baseline, "ratio", "status"):
         table.add_column(col)
     for ln in t.lines:
-        status = ln.status + (f" ({ln.note})" if ln.note else "")
-        table.add_row(
-            ln.metric, ln.unit, _num(ln.system), _num(ln.baseline), format_ratio(ln), status
-        )
+        status = ln.status + (f" ({ln.note})" if ln.note and not unlike else "")
+        ratio = format_ratio(ln, t.system, t.baseline)
+        table.add_row(ln.metric, ln.unit, _num(ln.system), _num(ln.baseline), ratio, status)
     console.print(table)
+    if comp is not None and comp.blocking:
+        console.print("[yellow]conditions that differ (ratios need them equal):[/yellow]")
+        for reason in comp.reasons():
+            console.print(f"  - {reason}")
+        if not t.unlike_allowed:
+            console.print("  (pass --allow-unlike to show the ratios anyway, labelled)")
+    if comp is not None and comp.caveats():
+        console.print(f"[dim]unstated on a side: {', '.join(comp.caveats())}[/dim]")
 
 
 @claims_app.command("audit")
 def audit_cmd(
-    file: Annotated[Path, typer.Argument(help="Claim file (YAML, scoville.claims/1).")],
+    files: Annotated[
+        list[Path], typer.Argument(help="Claim files (YAML, scoville.claims/1) or directories.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     strict: Annotated[
         bool, typer.Option(help="Treat conditions unstated on either side as not comparable.")
@@ -182,17 +210,21 @@ def audit_cmd(
 ) -> None:
     """Recompute every stated ratio, list differing conditions, re-normalise power, judge."""
     from scoville.analysis.audit import audit
-    from scoville.analysis.claims import load_claims, load_side_rows
+    from scoville.analysis.claims import claim_files, load_claims, load_side_rows
     from scoville.analysis.verdicts import audit_html
 
-    cf = load_claims(file)
-    report = audit(cf, load_side_rows(cf, file.parent), strict=strict)
+    reports = []
+    for file in claim_files(files):
+        cf = load_claims(file)
+        reports.append(audit(cf, load_side_rows(cf, file.parent), strict=strict))
     if html_out is not None:
-        html_out.write_text(audit_html(report), encoding="utf-8")
+        html_out.write_text("\n".join(audit_html(r) for r in reports), encoding="utf-8")
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
+        docs = [r.to_dict() for r in reports]
+        typer.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, default=str))
         return
-    _print_audit(_console(), report)
+    for report in reports:
+        _print_audit(_console(), report)
 
 
 _VERDICT_STYLE = {
