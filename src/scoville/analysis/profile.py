@@ -40,6 +40,9 @@ class AcceleratorPower(_Frozen):
     provisioned_all_in_w: float | None = Field(None, gt=0, description="Declared all-in.")
     measured_board_w: float | None = Field(None, gt=0, description="Measured board power.")
     measured_node_w: float | None = Field(None, gt=0, description="Measured node wall share.")
+    accelerators_per_rack: int | None = Field(None, ge=1, description="Rack slots.")
+    rack_power_kw: float | None = Field(None, gt=0, description="Power delivery per rack.")
+    rack_cooling_kw: float | None = Field(None, gt=0, description="Cooling per rack.")
     source: str = Field("", description="Where these figures come from.")
     measured_source: str = Field("", description="NVML/amdsmi/IPMI/Redfish run, when measured.")
 
@@ -65,12 +68,13 @@ class PowerProfileFile(_Frozen):
     pue: float | None = Field(None, ge=1, description="Default PUE for every accelerator.")
     accelerators: dict[str, AcceleratorPower] = Field(min_length=1)
 
-    def profile_for(self, system: str) -> PowerProfile | None:
+    def entry(self, system: str) -> AcceleratorPower | None:
         want = system.strip().lower()
-        for name, acc in self.accelerators.items():
-            if name.strip().lower() == want:
-                return acc.profile(self.pue)
-        return None
+        return next((a for n, a in self.accelerators.items() if n.strip().lower() == want), None)
+
+    def profile_for(self, system: str) -> PowerProfile | None:
+        acc = self.entry(system)
+        return acc.profile(self.pue) if acc else None
 
 
 def validation_message(e: ValidationError, what: str) -> str:

@@ -234,3 +234,61 @@ def _print_silicon(console: Console, c: Any, bars: list[Any], spread: float) -> 
     console.print(tor)
     for n in c.notes:
         console.print(f"[dim]{escape(n)}[/dim]")
+
+
+@app.command("capacity")
+def capacity_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Run directories or result files.")],
+    budget_mw: Annotated[float, typer.Option("--budget-mw", help="Facility power budget (MW).")],
+    power_profile: Annotated[
+        Path, typer.Option(help="Power profile YAML (TDP, shares, PUE, rack limits).")
+    ],
+    tier: Annotated[float, typer.Option(help="Interactivity tier (tok/s/user).")] = 50.0,
+    accelerators_per_rack: Annotated[int | None, typer.Option(help="Rack slots.")] = None,
+    rack_power_kw: Annotated[float | None, typer.Option(help="Power delivery per rack.")] = None,
+    rack_cooling_kw: Annotated[float | None, typer.Option(help="Cooling per rack.")] = None,
+    racks: Annotated[int | None, typer.Option(help="Racks the site has (floor space).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Accelerators and racks a power budget holds, tok/s at a tier, and what limits it."""
+    from rich.table import Table
+
+    from scoville.analysis.capacity import Site, capacity
+    from scoville.analysis.profile import load_profile, load_rows_with_runs
+    from scoville.analysis.rows import group_rows
+    from scoville.errors import UserError
+
+    prof_file = load_profile(power_profile)
+    results = []
+    for key, rows in group_rows(load_rows_with_runs(paths)).items():
+        entry, prof = prof_file.entry(key.system), prof_file.profile_for(key.system)
+        if entry is None or prof is None:
+            raise UserError(f"The power profile has no entry for {key.system!r}; add one.")
+        site = Site(
+            budget_mw,
+            accelerators_per_rack or entry.accelerators_per_rack or 8,
+            rack_power_kw or entry.rack_power_kw,
+            rack_cooling_kw or entry.rack_cooling_kw,
+            racks,
+        )
+        results.append((key.label(), capacity(rows, key.system, prof, site, tier)))
+    if as_json:
+        docs = [{"label": lbl, **asdict(c)} for lbl, c in results]
+        typer.echo(json.dumps(docs, indent=2))
+        return
+    t = Table(title=f"capacity of {budget_mw:g} MW at {tier:g} tok/s/user")
+    cols = ("configuration", "facility W/acc", "accelerators", "racks (per rack)", "limit",
+            "tok/s/acc", "tok/s", "users")  # fmt: skip
+    for col in cols:
+        t.add_column(col, justify="right")
+    for lbl, c in results:
+        t.add_row(
+            lbl, f"{c.facility_w_per_accelerator:,.0f}", f"{c.accelerators:,}",
+            f"{c.racks:,} ({c.per_rack}, {c.per_rack_limit})", c.limit,
+            _n(c.tput_per_acc) if c.tput_per_acc else c.tier_status, _n(c.tokens_per_s),
+            _n(c.users_at_tier),
+        )  # fmt: skip
+    console = _console()
+    console.print(t)
+    for lbl, c in results:
+        console.print(f"[dim]{lbl}: facility W = {c.facility_how}[/dim]")
