@@ -15,6 +15,7 @@ from rich.table import Table
 
 from scoville.commands import agentic as agentic_commands
 from scoville.commands import analysis as analysis_commands
+from scoville.commands import claims as claims_commands
 from scoville.commands import economics as economics_commands
 from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
@@ -35,6 +36,7 @@ for _area_app in (
     economics_commands.app,
 ):
     app.add_typer(_area_app)
+claims_commands.mount(analysis_commands.claims_app)
 console = Console()
 err_console = Console(stderr=True)
 

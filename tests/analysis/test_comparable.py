@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scoville.analysis.comparable import Conditions, judge, precision_class
+from scoville.analysis.comparable import Conditions, judge, precision_class, same_model
 from scoville.analysis.compare import compare_groups, format_ratio
 from scoville.errors import UserError
 
@@ -31,6 +31,7 @@ PAIRS: list[tuple[dict[str, Any], bool, bool, str | None]] = [
     ({}, True, True, None),
     ({"model": "GPT-OSS 120B"}, True, True, None),  # same model, other spelling
     ({"model": "DeepSeek-R1"}, True, False, "model"),
+    ({"model": "gpt-oss-20b"}, True, False, "model"),  # not a size suffix of the same name
     ({"weights_revision": "abc"}, True, True, None),  # known on one side only
     ({"isl_tokens": 1024}, True, False, "isl_tokens"),
     ({"osl_tokens": 8192}, True, False, "osl_tokens"),
@@ -71,6 +72,12 @@ def test_strict_blocks_unstated_and_reasons_read_as_sentences() -> None:
     assert "disagg is not stated for the system" in strict.reasons()
     shape = judge(replace(BASE, isl_tokens=1024), BASE, per_kw=False)
     assert shape.reasons() == ["isl_tokens differs: 1024 vs 8192"]
+
+
+def test_model_names_with_a_size_suffix() -> None:
+    assert same_model("DeepSeek R1 670B", "DeepSeek-R1")
+    assert same_model("Kimi K2.5 1T", "Kimi-K2.5") and not same_model("Kimi K2.5", "Kimi-K2")
+    assert not same_model("Qwen3-30B-A3B", "Qwen3")
 
 
 def test_precision_classes() -> None:

@@ -119,9 +119,25 @@ def _basic(name: str, sv: object, bv: object, required: bool) -> Check:
     return Check(name, ss, bs, "differs", f"{name} differs: {ss} vs {bs}")
 
 
+def same_model(a: str, b: str) -> bool:
+    """Same model: equal keys, or one name is the other plus a separate size token ('DeepSeek
+    R1 670B' names 'DeepSeek-R1'; 'Kimi K2.5 1T' names 'Kimi-K2.5' but not 'Kimi-K2')."""
+    if model_key(a) == model_key(b):
+        return True
+    short, long_ = sorted(([model_key(t) for t in re.split(r"[\s\-_/]+", n) if t] for n in (a, b)),
+                          key=len)  # fmt: skip
+    extra = long_[len(short) :]
+    return (
+        bool(short)
+        and long_[: len(short)] == short
+        and len(extra) == 1
+        and re.fullmatch(r"\d+[bmt]", extra[0]) is not None
+    )
+
+
 def _model(s: Conditions, b: Conditions) -> Check:
     c = _basic("model", s.model, b.model, True)
-    if c.status == "differs" and model_key(s.model or "") == model_key(b.model or ""):
+    if c.status == "differs" and same_model(s.model or "", b.model or ""):
         return Check("model", c.system, c.baseline, "same")
     return c
 
