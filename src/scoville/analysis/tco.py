@@ -183,7 +183,8 @@ def economics(rows: Sequence[Row], system: str, tco: TcoFile) -> list[Economics]
             f"({own.power_w:g} W {own.power_boundary} x PUE {own.pue:g}) + operations "
             f"${own.operations_usd_per_year / 8760:.3f}/h, / utilisation {own.utilisation:g}"
         )
-        bases.append(("TCO", inp.usd_per_accelerator_hour(), own.power_w * own.pue, (note,)))
+        notes = (note, own.source) if own.source else (note,)
+        bases.append(("TCO", inp.usd_per_accelerator_hour(), own.power_w * own.pue, notes))
     facility = own.power_w * own.pue if own else None
     for p in prices:
         tier = PriceTier(p.name, p.usd_per_accelerator_hour, p.source)
@@ -195,6 +196,17 @@ def economics(rows: Sequence[Row], system: str, tco: TcoFile) -> list[Economics]
             for t in tco.tiers_tok_s_user
         )
         out.append(Economics(system, name, usd_h, fac_w, tiers, tuple(n for n in notes if n)))
+    return out
+
+
+def tco_prices(path: Path, rows: Sequence[Row]) -> dict[str, float]:
+    """$ per accelerator-hour at TCO for every system in `rows` the TCO file costs."""
+    tco = load_tco(path)
+    out: dict[str, float] = {}
+    for system in {str(r.get("system", "")) for r in rows}:
+        own, _ = tco.for_system(system)
+        if own is not None:
+            out[system] = own.inputs().usd_per_accelerator_hour()
     return out
 
 

@@ -104,6 +104,9 @@ def compare_cmd(
         str | None,
         typer.Option(help="Re-express every row's per-kW figures at this power boundary."),
     ] = None,
+    tco: Annotated[
+        Path | None, typer.Option(help="TCO file: cost lines at each system's TCO $/hour.")
+    ] = None,
 ) -> None:
     """Compare every configuration against a baseline: the seeds' table, with ratios."""
     from scoville.analysis.compare import compare_groups, html_table
@@ -112,7 +115,12 @@ def compare_cmd(
     rows: list[Row] = load_rows_with_runs(paths)
     rows = _apply_power(rows, power or [])
     rows = at_boundary(rows, boundary, power_profile)
-    tables = compare_groups(rows, baseline, target or [], _prices(price or []), allow_unlike)
+    prices = _prices(price or [])
+    if tco is not None:
+        from scoville.analysis.tco import tco_prices
+
+        prices = {**tco_prices(tco, rows), **prices}
+    tables = compare_groups(rows, baseline, target or [], prices, allow_unlike)
     if ci > 0:
         tables = _add_intervals(paths, rows, baseline, tables, ci)
     if html_out is not None:

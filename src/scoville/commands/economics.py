@@ -58,14 +58,14 @@ def _n(v: float | None) -> str:
 def cost_runs_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Run directories or result files.")],
     tco: Annotated[Path, typer.Option("--tco", help="TCO file (YAML, scoville.tco/1).")],
-    silicon_chip: Annotated[
-        str | None,
+    build: Annotated[
+        list[str] | None,
         typer.Option(
-            "--silicon",
-            help="Take the accelerator capex of every system from `cost silicon --chip NAME`.",
+            help="Build instead of buy: SYSTEM=CHIP takes SYSTEM's accelerator capex from "
+            "`cost silicon --chip CHIP` (repeatable)."
         ),
     ] = None,
-    volume: Annotated[int | None, typer.Option(help="Build volume for --silicon.")] = None,
+    volume: Annotated[int | None, typer.Option(help="Build volume for --build (NRE).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """$/accelerator-hour -> $/M tokens (total/input/output) at interactivity tiers, tokens
@@ -74,9 +74,7 @@ def cost_runs_cmd(
     from scoville.analysis.rows import group_rows
     from scoville.analysis.tco import economics, load_tco, task_costs
 
-    tco_file = load_tco(tco)
-    if silicon_chip is not None:
-        tco_file = _with_silicon(tco_file, silicon_chip, volume)
+    tco_file = _with_silicon(load_tco(tco), build or [], volume)
     out: list[dict[str, Any]] = []
     console = None if as_json else _console()
     for path in paths:
@@ -101,17 +99,28 @@ def cost_runs_cmd(
         typer.echo(json.dumps(out, indent=2, default=str))
 
 
-def _with_silicon(tco_file: Any, chip: str, volume: int | None) -> Any:
+def _with_silicon(tco_file: Any, build: list[str], volume: int | None) -> Any:
+    """The TCO file with each built system's accelerator capex from the silicon model."""
     from scoville.analysis.silicon import load_silicon_catalogue
+    from scoville.errors import UserError
 
-    cost = load_silicon_catalogue().estimate(chip, volume)
-    systems = {
-        k: v.model_copy(update={
-            "accelerator_capex_usd": cost.usd_per_good_accelerator,
-            "source": f"{v.source}; accelerator capex from the silicon model ({chip})",
-        })
-        for k, v in tco_file.systems.items()
-    }  # fmt: skip
+    cat = load_silicon_catalogue()
+    systems = dict(tco_file.systems)
+    for spec in build:
+        system, eq, chip = spec.partition("=")
+        own, _ = tco_file.for_system(system)
+        if not eq or own is None:
+            raise UserError(
+                f"--build {spec!r}: give SYSTEM=CHIP with SYSTEM costed under systems: in the "
+                "TCO file (power, amortisation, opex); the chip's cost replaces its capex."
+            )
+        cost = cat.estimate(chip, volume)
+        key = next(k for k in systems if k.lower() == system.lower())
+        usd = cost.usd_per_good_accelerator
+        note = f"accelerator capex ${usd:,.0f}: built ({chip}, silicon model)"
+        systems[key] = own.model_copy(
+            update={"accelerator_capex_usd": cost.usd_per_good_accelerator, "source": note}
+        )
     return tco_file.model_copy(update={"systems": systems})
 
 
