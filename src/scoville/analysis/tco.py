@@ -183,8 +183,8 @@ def economics(rows: Sequence[Row], system: str, tco: TcoFile) -> list[Economics]
             f"({own.power_w:g} W {own.power_boundary} x PUE {own.pue:g}) + operations "
             f"${own.operations_usd_per_year / 8760:.3f}/h, / utilisation {own.utilisation:g}"
         )
-        notes = (note, own.source) if own.source else (note,)
-        bases.append(("TCO", inp.usd_per_accelerator_hour(), own.power_w * own.pue, notes))
+        own_notes = (note, own.source) if own.source else (note,)
+        bases.append(("TCO", inp.usd_per_accelerator_hour(), own.power_w * own.pue, own_notes))
     facility = own.power_w * own.pue if own else None
     for p in prices:
         tier = PriceTier(p.name, p.usd_per_accelerator_hour, p.source)
