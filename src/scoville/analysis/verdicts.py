@@ -19,9 +19,11 @@ RULES = (
     "the recomputed ratio by more than half a unit in its last written digit), the unit "
     "contradicts the metric, or a run contradicts a stated value beyond tolerance_rel.",
     "not comparable: the arithmetic holds but a condition stated for both sides differs "
-    "(model, precision, ISL/OSL, speculative decoding, disaggregation, power boundary, "
-    "percentile, quality or latency target), or a condition the metric needs is missing "
-    "(model, ISL/OSL; power boundary and denominator for per-kW metrics). With --strict, "
+    "(model, weights revision, precision class without a quality-equivalence verdict, "
+    "ISL/OSL, range ratio, speculative decoding without a declared acceptance length, "
+    "disaggregation, power boundary, token basis, percentile, quality or latency target), "
+    "or a condition the metric needs is missing (model, ISL/OSL; power boundary and "
+    "denominator for per-kW metrics). With --strict, "
     "a condition left unstated on either side also makes the claim not comparable.",
     "unverifiable: nothing can be checked: the numbers behind the ratio are not stated (or "
     "no ratio is stated) and no run of both sides is given.",
