@@ -135,6 +135,17 @@ def _run_mismatch(c: Claim, cf: ClaimFile, rows: Mapping[str, Sequence[Row]]) ->
     return out
 
 
+def _measure_side(
+    c: Claim, cf: ClaimFile, sid: str, rows: Sequence[Row], arrays: PointArrays | None,
+    at: float | None,
+) -> SideResult:  # fmt: skip
+    """One side's value of the claim's metric, its interval and the evidence its runs give."""
+    v = measure(c.metric, rows, cf.sides[sid], at)
+    lo, hi = side_interval(c.metric, rows, arrays, at, v) if v else (None, None)
+    ev = "modelled" if any(is_modelled(r) for r in rows) else "reproduced"
+    return SideResult(sid, str(rows[0].get("system", "?")), ev, v, lo, hi)
+
+
 def verify_claim(
     c: Claim,
     cf: ClaimFile,
@@ -160,17 +171,8 @@ def verify_claim(
     at = c.at_intvty
     if c.metric == "tput_per_kw_at_intvty" and at is None:
         at = measure("max_intvty", rows[c.baseline], b_side, None)
-    sides = []
-    for sid in (c.system, c.baseline):
-        side_rows = rows[sid]
-        v = measure(c.metric, side_rows, cf.sides[sid], at)
-        lo, hi = (
-            side_interval(c.metric, side_rows, (arrays or {}).get(sid), at, v)
-            if v
-            else (None, None)
-        )
-        ev = "modelled" if any(is_modelled(r) for r in side_rows) else "reproduced"
-        sides.append(SideResult(sid, str(side_rows[0].get("system", "?")), ev, v, lo, hi))
+    sides = [_measure_side(c, cf, sid, rows[sid], (arrays or {}).get(sid), at)
+             for sid in (c.system, c.baseline)]  # fmt: skip
     evidence = "modelled" if any(x.evidence == "modelled" for x in sides) else "reproduced"
     notes = [
         f"{x.side_id}: the run's {x.system} stands in for {cf.sides[x.side_id].system}"
