@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from scoville.analysis.verdicts import AuditReport, ClaimAudit
 
 app = typer.Typer(no_args_is_help=True)
-claims_app = typer.Typer(no_args_is_help=True, help="Audit published claims.")
+claims_app = typer.Typer(no_args_is_help=True, help="Audit, plan and verify published claims.")
 app.add_typer(claims_app, name="claims")
 
 
