@@ -45,7 +45,8 @@ def _console() -> Console:
 def _money(v: float | None, d: int = 3) -> str:
     if v is None:
         return "-"
-    return f"${v:,.0f}" if abs(v) >= 1000 else f"${v:.{d}f}"
+    sign = "-" if v < 0 else ""
+    return sign + (f"${abs(v):,.0f}" if abs(v) >= 1000 else f"${abs(v):.{d}f}")
 
 
 def _n(v: float | None) -> str:
