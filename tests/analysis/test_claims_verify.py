@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from scoville.analysis.claims import parse_claims
-from scoville.analysis.claims_plan import plan_claims, tp_of, weaker
+from scoville.analysis.claims import parse_claims, weaker
+from scoville.analysis.claims_plan import plan_claims, tp_of
 from scoville.analysis.claims_verify import verify_claim
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from scoville.analysis.claims import METRICS, Claim, ClaimFile, RangeClaim, Side
+from scoville.analysis.claims import METRICS, Claim, ClaimFile, RangeClaim, Side, weaker
 from scoville.analysis.comparable import Conditions, judge
 from scoville.analysis.frontier import frontier_of, read_at
 from scoville.analysis.power import PowerBasis, RatioUnderBoundary, ratio_shifts, with_power
@@ -266,6 +266,7 @@ def audit_claim(
         verdict,
         basis,
         c.sources,
+        weaker(s.evidence, b.evidence),
     )
 
 

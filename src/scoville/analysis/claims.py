@@ -40,6 +40,15 @@ METRICS: dict[str, tuple[Literal["higher", "lower"], str, tuple[str, ...]]] = {
 }
 
 
+EVIDENCE = ("vendor-stated", "observed-on-site", "modelled", "reproduced")  # weakest first
+
+
+def weaker(a: str | None, b: str | None) -> str:
+    """The weaker of two evidence tiers (unstated counts as vendor-stated)."""
+    ranks = [EVIDENCE.index(t) if t in EVIDENCE else 0 for t in (a, b)]
+    return EVIDENCE[min(ranks)]
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

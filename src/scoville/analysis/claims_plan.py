@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoville.analysis.audit import side_conditions
-from scoville.analysis.claims import ClaimFile, Side
+from scoville.analysis.claims import ClaimFile, Side, weaker
 from scoville.analysis.comparable import judge
 from scoville.analysis.verdicts import PER_KW_METRICS
 from scoville.spec.model import BenchmarkSpec
@@ -41,15 +41,6 @@ class ClaimPlan:
     caveats: tuple[str, ...]
     evidence: str  # the claim's own evidence tier (the weaker of its sides')
     notes: tuple[str, ...] = field(default=())
-
-
-EVIDENCE = ("vendor-stated", "observed-on-site", "modelled", "reproduced")
-
-
-def weaker(a: str | None, b: str | None) -> str:
-    """The weaker of two evidence tiers (unstated counts as vendor-stated)."""
-    ranks = [EVIDENCE.index(t) if t in EVIDENCE else 0 for t in (a, b)]
-    return EVIDENCE[min(ranks)]
 
 
 def tp_of(parallelism: str | None) -> int | None:

@@ -18,8 +18,7 @@ from scoville.analysis.bootstrap import (
     bootstrap_frontier_band_requests,
     bootstrap_requests,
 )
-from scoville.analysis.claims import METRICS, Claim, ClaimFile
-from scoville.analysis.claims_plan import weaker
+from scoville.analysis.claims import METRICS, Claim, ClaimFile, weaker
 from scoville.analysis.comparable import conditions_of_rows, judge, model_key
 from scoville.analysis.profile import is_modelled
 from scoville.analysis.rows import Row, num

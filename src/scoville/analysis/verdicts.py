@@ -86,6 +86,7 @@ class ClaimAudit:
     verdict: Verdict
     basis: str  # "arithmetic", "runs" or ""
     sources: tuple[str, ...] = field(default=())
+    evidence: str = "vendor-stated"  # the weaker of the sides' evidence tiers
 
 
 @dataclass(frozen=True, slots=True)

@@ -247,7 +247,7 @@ def _print_audit(console: Console, report: AuditReport) -> None:
     from rich.table import Table
 
     t = Table(title=report.title + (" (strict)" if report.strict else ""))
-    for col in ("claim", "system vs baseline", "stated", "recomputed", "verdict"):
+    for col in ("claim", "system vs baseline", "stated", "recomputed", "verdict", "evidence"):
         t.add_column(col)
     for a in report.claims:
         t.add_row(
@@ -256,6 +256,7 @@ def _print_audit(console: Console, report: AuditReport) -> None:
             f"{a.stated_ratio}x" if a.stated_ratio else "-",
             f"{a.recomputed_ratio:.4g}x" if a.recomputed_ratio else "-",
             f"[{_VERDICT_STYLE[a.verdict]}]{a.verdict}[/]" + (f" ({a.basis})" if a.basis else ""),
+            a.evidence,
         )
     console.print(t)
     for a in report.claims:
