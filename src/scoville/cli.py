@@ -14,6 +14,8 @@ from rich.table import Table
 
 from scoville.commands import agentic as agentic_commands
 from scoville.commands import analysis as analysis_commands
+from scoville.commands import claims as claims_commands
+from scoville.commands import economics as economics_commands
 from scoville.commands import store as store_commands
 from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
@@ -43,8 +45,10 @@ for _area_app in (
     twin_commands.app,
     agentic_commands.app,
     store_commands.app,
+    economics_commands.app,
 ):
     app.add_typer(_area_app)
+claims_commands.mount(analysis_commands.claims_app)
 console = make_console()
 err_console = make_console(stderr=True)
 

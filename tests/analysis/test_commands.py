@@ -84,6 +84,7 @@ def test_compare_power_override_and_text(cli: typer.Typer, tmp_path: Path) -> No
             "B",
             "--power",
             "A=board-measured:560",
+            "--allow-unlike",  # A at measured board power, B at package TDP
             "--html",
             str(html),
         ],
@@ -193,7 +194,7 @@ def _run_dir(
     doc = {
         "schema": "scoville.summary/1",
         "run_id": system,
-        "labels": {"system": system},
+        "labels": {"system": system, "model": "m", "isl": 100, "osl": 11},
         "points": rows,
     }
     (d / "summary.json").write_text(json.dumps(doc))

@@ -8,14 +8,13 @@ Result types and the verdict rules (`RULES`) live in `verdicts.py`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
-from scoville.analysis.claims import METRICS, Claim, ClaimFile, RangeClaim, Side
+from scoville.analysis.claims import METRICS, Claim, ClaimFile, RangeClaim, Side, weaker
+from scoville.analysis.comparable import Conditions, judge
 from scoville.analysis.frontier import frontier_of, read_at
 from scoville.analysis.power import PowerBasis, RatioUnderBoundary, ratio_shifts, with_power
 from scoville.analysis.rows import Row, num
 from scoville.analysis.verdicts import (
-    CONDITIONS,
     PER_KW_METRICS,
     AuditReport,
     ClaimAudit,
@@ -44,38 +43,34 @@ def ratio(metric: str, system: float | None, baseline: float | None) -> float | 
     return system / baseline if METRICS[metric][0] == "higher" else baseline / system
 
 
-def _show(v: object) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
+def side_conditions(side: Side) -> Conditions:
+    """A claim side's conditions, for the one like-for-like rule set (`comparable.judge`)."""
+    return Conditions(
+        model=side.model,
+        weights_revision=side.weights_revision,
+        isl_tokens=side.isl_tokens,
+        osl_tokens=side.osl_tokens,
+        range_ratio=side.range_ratio,
+        precision=side.precision,
+        quality_equivalence=side.quality_equivalence,
+        spec_decode=side.spec_decode,
+        acceptance_length=side.acceptance_length,
+        disagg=side.disagg,
+        parallelism=side.parallelism,
+        power_boundary=side.power.boundary,
+        power_w_per_accelerator=side.power.w_per_accelerator,
+        token_basis=side.token_basis,
+        percentile=side.percentile,
+        quality_target=side.quality_target,
+        latency_target=side.latency_target,
+    )
 
 
 def compare_conditions(metric: str, s: Side, b: Side) -> list[Condition]:
-    """Each condition side by side; `missing` when a condition the metric needs is unstated."""
-    pairs: list[tuple[str, object, object]] = [
-        (f, getattr(s, f), getattr(b, f)) for f in CONDITIONS
-    ]
-    if metric in PER_KW_METRICS:
-        pairs.append(("power boundary", s.power.boundary, b.power.boundary))
-        pairs.append(
-            ("power denominator (W)", s.power.w_per_accelerator, b.power.w_per_accelerator)
-        )
-    required = {"model", "isl_tokens", "osl_tokens", "power boundary", "power denominator (W)"}
-    out: list[Condition] = []
-    for name, sv, bv in pairs:
-        ss, bs = _show(sv), _show(bv)
-        status: Literal["same", "differs", "unstated", "missing", "informational"]
-        if ss is None or bs is None:
-            status = "missing" if name in required else "unstated"
-        elif name == "power denominator (W)":
-            status = "informational"  # different hardware draws different watts by design
-        else:
-            status = "same" if ss.lower() == bs.lower() else "differs"
-        out.append(Condition(name, ss, bs, status))
-    out.append(Condition("parallelism", s.parallelism, b.parallelism, "informational"))
-    return out
+    """Each condition side by side (`comparable.judge`); `missing` when a condition the metric
+    needs is unstated."""
+    got = judge(side_conditions(s), side_conditions(b), metric in PER_KW_METRICS)
+    return [Condition(c.field, c.system, c.baseline, c.status, c.reason) for c in got.checks]
 
 
 def _boundary_table(c: Claim, s: Side, b: Side) -> tuple[tuple[RatioUnderBoundary, ...], list[str]]:
@@ -268,6 +263,7 @@ def audit_claim(
         verdict,
         basis,
         c.sources,
+        weaker(s.evidence, b.evidence),
     )
 
 

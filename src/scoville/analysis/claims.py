@@ -40,6 +40,15 @@ METRICS: dict[str, tuple[Literal["higher", "lower"], str, tuple[str, ...]]] = {
 }
 
 
+EVIDENCE = ("vendor-stated", "observed-on-site", "modelled", "reproduced")  # weakest first
+
+
+def weaker(a: str | None, b: str | None) -> str:
+    """The weaker of two evidence tiers (unstated counts as vendor-stated)."""
+    ranks = [EVIDENCE.index(t) if t in EVIDENCE else 0 for t in (a, b)]
+    return EVIDENCE[min(ranks)]
+
+
 class Source(FrozenModel):
     id: str
     title: str
@@ -71,6 +80,20 @@ class Side(FrozenModel):
     parallelism: str | None = None
     power: PowerDecl = Field(default_factory=lambda: PowerDecl.model_validate({}))
     percentile: str | None = Field(None, description="'median', 'p90', 'mean' ...")
+    weights_revision: str | None = Field(None, description="Checkpoint revision, when known.")
+    range_ratio: float | None = Field(None, gt=0, le=1, description="ISL/OSL range ratio.")
+    token_basis: Literal["total", "output"] | None = Field(
+        None, description="Throughput counts input + output tokens ('total') or output only."
+    )
+    quality_equivalence: str | None = Field(
+        None, description="A quality verdict covering a precision difference (e.g. an eval)."
+    )
+    acceptance_length: float | None = Field(
+        None, gt=0, description="Declared mean accepted tokens per step (speculative decoding)."
+    )
+    evidence: Literal["vendor-stated", "observed-on-site", "reproduced", "modelled"] | None = Field(
+        None, description="How the side's numbers are known (evidence tier)."
+    )
     quality_target: str | None = None
     latency_target: str | None = None
     runs: tuple[str, ...] = Field((), description="Run bundles / result files (relative paths).")
@@ -169,4 +192,20 @@ def load_side_rows(claims: ClaimFile, base_dir: str | Path) -> dict[str, list[Ro
             rows.extend(load_rows(Path(base_dir) / run))
         if rows:
             out[side_id] = rows
+    return out
+
+
+def claim_files(paths: list[Path]) -> list[Path]:
+    """Claim files named directly, and every *.yaml / *.yml inside named directories."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
+            if not found:
+                raise DataError(f"{p} holds no claim files (*.yaml).")
+            out.extend(found)
+        else:
+            out.append(p)
+    if not out:
+        raise DataError("Give at least one claim file or a directory of them.")
     return out

@@ -3,14 +3,16 @@
 Lines: peak throughput per kW, peak throughput per accelerator, minimum E2E latency, maximum
 interactivity, throughput per kW at the baseline's best interactivity, and the same at each
 user-chosen interactivity target. Every ratio is oriented so that > 1 means the system is
-better ("x higher" or "x lower"). Iso-interactivity values come from `frontier.read_at`.
+better and is written with its quotient named, "1.90x (A / B)". Iso-interactivity values come
+from `frontier.read_at`. Pairs that are not like for like (`comparable.judge`) get no ratios
+unless the caller allows unlike pairs; then every line says so.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from scoville.analysis.bootstrap import (
@@ -18,6 +20,7 @@ from scoville.analysis.bootstrap import (
     RequestArrays,
     bootstrap_frontier_band_requests,
 )
+from scoville.analysis.comparable import Comparability, conditions_of_rows, judge
 from scoville.analysis.cost import usd_per_million_tokens
 from scoville.analysis.frontier import (
     Better,
@@ -53,6 +56,8 @@ class ComparisonTable:
     system_power: PowerBasis | None
     baseline_power: PowerBasis | None
     lines: tuple[CompareLine, ...]
+    comparability: Comparability | None = None
+    unlike_allowed: bool = False  # ratios shown although the pair is not like for like
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -253,12 +258,41 @@ def _label(rows: Sequence[Row]) -> str:
     return GroupKey.of(rows[0]).label() if rows else "(no rows)"
 
 
-def format_ratio(line: CompareLine) -> str:
-    """'1.90x higher' / '1.75x lower' / '' (no ratio)."""
+def format_ratio(line: CompareLine, system: str = "", baseline: str = "") -> str:
+    """The ratio with its quotient named: '1.90x higher (A / B)', '2.50x lower (B / A)'.
+
+    Higher-is-better lines divide system by baseline, lower-is-better ones baseline by
+    system, so > 1 always favours the system; below 1 no direction word is written (a
+    '0.56x higher' reads as a win). Without names: '1.90x higher' / '0.53x (system / baseline)'.
+    """
     if line.ratio is None:
         return ""
+    s, b = (system or "system").split(" (")[0], (baseline or "baseline").split(" (")[0]
+    num, den = (s, b) if line.better == "higher" else (b, s)
+    if line.ratio < 1:
+        return f"{line.ratio:.2f}x ({num} / {den})"
     word = "higher" if line.better == "higher" else "lower"
-    return f"{line.ratio:.2f}x {word}"
+    return f"{line.ratio:.2f}x {word}" + (f" ({num} / {den})" if system and baseline else "")
+
+
+def gate(table: ComparisonTable, comp: Comparability, allow_unlike: bool) -> ComparisonTable:
+    """Apply the like-for-like verdict: a line of an unlike pair keeps its values but loses its
+    ratio (status 'not like for like'), unless `allow_unlike`, when it is labelled instead.
+    Power conditions block only the per-kW lines."""
+    lines = []
+    for ln in table.lines:
+        why = "; ".join(
+            c.reason for c in comp.blocking if "kW" in ln.unit or not c.field.startswith("power")
+        )
+        if not why or ln.ratio is None:
+            lines.append(ln)
+        elif allow_unlike:
+            note = f"UNLIKE PAIR: {why}" + (f"; {ln.note}" if ln.note else "")
+            lines.append(replace(ln, status="ok (unlike pair)", note=note))
+        else:
+            lines.append(replace(ln, ratio=None, status="not like for like", note=why))
+    unlike = allow_unlike and not comp.like
+    return replace(table, lines=tuple(lines), comparability=comp, unlike_allowed=unlike)
 
 
 def html_table(table: ComparisonTable) -> str:
@@ -272,13 +306,18 @@ def html_table(table: ComparisonTable) -> str:
     for ln in table.lines:
         body.append(
             f"<tr><td>{esc(ln.metric)} [{esc(ln.unit)}]</td><td>{figure(ln.system)}</td>"
-            f"<td>{figure(ln.baseline)}</td><td>{esc(format_ratio(ln))}</td>"
+            f"<td>{figure(ln.baseline)}</td>"
+            f"<td>{esc(format_ratio(ln, table.system, table.baseline))}</td>"
             f"<td>{esc(ln.status)}{(' - ' + esc(ln.note)) if ln.note else ''}</td></tr>"
         )
     cap = "power: system {}; baseline {}".format(
         esc(table.system_power.label()) if table.system_power else "none declared",
         esc(table.baseline_power.label()) if table.baseline_power else "none declared",
     )
+    if table.comparability is not None and not table.comparability.like:
+        label = "UNLIKE PAIR (ratios shown on request)" if table.unlike_allowed else (
+            "not like for like, no ratios")  # fmt: skip
+        cap += f"; {label}: {esc('; '.join(table.comparability.reasons()))}"
     return (
         f'<table class="scoville-compare"><caption>{cap}</caption>'
         f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
@@ -304,20 +343,37 @@ def compare_groups(
     baseline: str,
     targets: Sequence[float] = (),
     usd_per_accelerator_hour: Mapping[str, float] | None = None,
+    allow_unlike: bool = False,
 ) -> list[ComparisonTable]:
     """One table per configuration against the named baseline configuration. Prices are keyed
-    by system name (case-insensitive); cost lines appear when both sides have one."""
+    by system name (case-insensitive); cost lines appear when both sides have one. Each table
+    carries the pair's like-for-like verdict (`gate`)."""
+    if not rows:
+        raise UserError("Nothing to compare: the inputs hold no points.")
     groups = group_rows(rows)
+    if len(groups) < 2:
+        only = next(iter(groups)).label()
+        raise UserError(
+            f"compare needs at least two configurations; every point belongs to {only}. Give "
+            "runs of another system (or configuration) too."
+        )
     base_key = find_group(list(groups), baseline)
     prices = {k.lower(): v for k, v in (usd_per_accelerator_hour or {}).items()}
+    base_cond = conditions_of_rows(groups[base_key])
     out = []
     for key, g_rows in groups.items():
         if key == base_key:
             continue
         ps, pb = prices.get(key.system.lower()), prices.get(base_key.system.lower())
         usd = (ps, pb) if ps is not None and pb is not None else None
-        out.append(compare(g_rows, groups[base_key], targets, usd_per_accelerator_hour=usd))
+        table = compare(g_rows, groups[base_key], targets, usd_per_accelerator_hour=usd)
+        comp = judge(conditions_of_rows(g_rows), base_cond, per_kw=_both_powered(table))
+        out.append(gate(table, comp, allow_unlike))
     return out
+
+
+def _both_powered(table: ComparisonTable) -> bool:
+    return table.system_power is not None and table.baseline_power is not None
 
 
 def with_request_intervals(
@@ -385,6 +441,7 @@ def with_request_intervals(
         line.status,
         note,
     )
-    return ComparisonTable(
-        table.system, table.baseline, table.system_power, table.baseline_power, (*table.lines, line)
-    )
+    if table.comparability is not None and not table.comparability.like:
+        return replace(table, lines=(*table.lines, gate(replace(table, lines=(line,)),
+                       table.comparability, table.unlike_allowed).lines[0]))  # fmt: skip
+    return replace(table, lines=(*table.lines, line))

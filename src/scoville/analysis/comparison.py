@@ -19,7 +19,9 @@ from scoville.analysis.compare import (
 from scoville.analysis.frontier import frontier_of
 from scoville.analysis.load import load_point_arrays, load_rows
 from scoville.analysis.power import PowerBasis, with_power
+from scoville.analysis.profile import at_boundary, load_rows_with_runs
 from scoville.analysis.rows import GroupKey, Row, group_rows
+from scoville.analysis.tco import tco_prices
 
 PointArrays = dict[str, tuple[RequestArrays, float]]
 
@@ -35,6 +37,10 @@ class CompareRequest:
     power: Mapping[str, PowerBasis] = field(default_factory=dict)
     usd_per_accelerator_hour: Mapping[str, float] = field(default_factory=dict)
     n_resamples: int = 0
+    allow_unlike: bool = False  # show ratios of unlike pairs, labelled
+    power_profile: Path | None = None  # YAML: TDP, host/network/cooling shares, PUE
+    boundary: str | None = None  # re-express every row's per-kW figures at this boundary
+    tco: Path | None = None  # TCO file: cost lines at each system's $/hour
 
 
 def with_power_by_system(rows: Sequence[Row], power: Mapping[str, PowerBasis]) -> list[Row]:
@@ -51,9 +57,13 @@ def with_power_by_system(rows: Sequence[Row], power: Mapping[str, PowerBasis]) -
 def compare_results(req: CompareRequest) -> list[ComparisonTable]:
     """One table per configuration against the baseline (see `compare_groups`), each with an
     interval line when `n_resamples` > 0 and both sides came from run directories."""
-    rows: list[Row] = [r for p in req.paths for r in load_rows(p)]
+    rows: list[Row] = load_rows_with_runs(req.paths)
     rows = with_power_by_system(rows, req.power)
-    tables = compare_groups(rows, req.baseline, req.targets, req.usd_per_accelerator_hour)
+    rows = at_boundary(rows, req.boundary, req.power_profile)
+    prices = dict(req.usd_per_accelerator_hour)
+    if req.tco is not None:
+        prices = {**tco_prices(req.tco, rows), **prices}
+    tables = compare_groups(rows, req.baseline, req.targets, prices, req.allow_unlike)
     if req.n_resamples > 0:
         tables = add_request_intervals(tables, rows, req.baseline, req.paths, req.n_resamples)
     return tables

@@ -19,9 +19,11 @@ RULES = (
     "the recomputed ratio by more than half a unit in its last written digit), the unit "
     "contradicts the metric, or a run contradicts a stated value beyond tolerance_rel.",
     "not comparable: the arithmetic holds but a condition stated for both sides differs "
-    "(model, precision, ISL/OSL, speculative decoding, disaggregation, power boundary, "
-    "percentile, quality or latency target), or a condition the metric needs is missing "
-    "(model, ISL/OSL; power boundary and denominator for per-kW metrics). With --strict, "
+    "(model, weights revision, precision class without a quality-equivalence verdict, "
+    "ISL/OSL, range ratio, speculative decoding without a declared acceptance length, "
+    "disaggregation, power boundary, token basis, percentile, quality or latency target), "
+    "or a condition the metric needs is missing (model, ISL/OSL; power boundary and "
+    "denominator for per-kW metrics). With --strict, "
     "a condition left unstated on either side also makes the claim not comparable.",
     "unverifiable: nothing can be checked: the numbers behind the ratio are not stated (or "
     "no ratio is stated) and no run of both sides is given.",
@@ -52,7 +54,8 @@ class Condition:
     field: str
     system: str | None
     baseline: str | None
-    status: Literal["same", "differs", "unstated", "missing", "informational"]
+    status: Literal["same", "differs", "unstated", "missing", "informational", "covered"]
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,7 @@ class ClaimAudit:
     verdict: Verdict
     basis: str  # "arithmetic", "runs" or ""
     sources: tuple[str, ...] = field(default=())
+    evidence: str = "vendor-stated"  # the weaker of the sides' evidence tiers
 
 
 @dataclass(frozen=True, slots=True)

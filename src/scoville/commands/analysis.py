@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from scoville.analysis.verdicts import AuditReport, ClaimAudit
 
 app = typer.Typer(no_args_is_help=True)
-claims_app = typer.Typer(no_args_is_help=True, help="Audit published claims.")
+claims_app = typer.Typer(no_args_is_help=True, help="Audit, plan and verify published claims.")
 app.add_typer(claims_app, name="claims")
 
 
@@ -89,13 +89,36 @@ def compare_cmd(
     ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     html_out: Annotated[Path | None, typer.Option("--html", help="Write HTML tables.")] = None,
+    allow_unlike: Annotated[
+        bool,
+        typer.Option(help="Show ratios for pairs that are not like for like (labelled)."),
+    ] = False,
+    power_profile: Annotated[
+        Path | None, typer.Option(help="Power profile YAML (per-accelerator TDP, shares, PUE).")
+    ] = None,
+    boundary: Annotated[
+        str | None,
+        typer.Option(help="Re-express every row's per-kW figures at this power boundary."),
+    ] = None,
+    tco: Annotated[
+        Path | None, typer.Option(help="TCO file: cost lines at each system's TCO $/hour.")
+    ] = None,
 ) -> None:
     """Compare every configuration against a baseline: the seeds' table, with ratios."""
     from scoville.analysis.compare import html_table
     from scoville.analysis.comparison import CompareRequest, compare_results
 
     request = CompareRequest(
-        paths, baseline, target or [], _power(power or []), _prices(price or []), ci
+        paths,
+        baseline,
+        target or [],
+        _power(power or []),
+        _prices(price or []),
+        ci,
+        allow_unlike=allow_unlike,
+        power_profile=power_profile,
+        boundary=boundary,
+        tco=tco,
     )
     tables = compare_results(request)
     if html_out is not None:
@@ -118,20 +141,36 @@ def _print_comparison(console: Console, t: ComparisonTable) -> None:
         return b.label() if b else "no power declared"
 
     caption = f"power: {t.system} {power(t.system_power)}; {t.baseline} {power(t.baseline_power)}"
-    table = Table(title=f"{t.system} vs {t.baseline}", caption=caption)
+    comp = t.comparability
+    unlike = comp is not None and not comp.like
+    title = f"{t.system} vs {t.baseline}" + (
+        (" [UNLIKE PAIR: ratios shown on request]" if t.unlike_allowed else " [not like for like]")
+        if unlike
+        else ""
+    )
+    table = Table(title=title, caption=caption)
     for col in ("metric", "unit", t.system, t.baseline, "ratio", "status"):
         table.add_column(col)
     for ln in t.lines:
-        status = ln.status + (f" ({ln.note})" if ln.note else "")
-        table.add_row(
-            ln.metric, ln.unit, num(ln.system), num(ln.baseline), format_ratio(ln), status
-        )
+        status = ln.status + (f" ({ln.note})" if ln.note and not unlike else "")
+        ratio = format_ratio(ln, t.system, t.baseline)
+        table.add_row(ln.metric, ln.unit, num(ln.system), num(ln.baseline), ratio, status)
     console.print(table)
+    if comp is not None and comp.blocking:
+        console.print("[yellow]conditions that differ (ratios need them equal):[/yellow]")
+        for reason in comp.reasons():
+            console.print(f"  - {reason}")
+        if not t.unlike_allowed:
+            console.print("  (pass --allow-unlike to show the ratios anyway, labelled)")
+    if comp is not None and comp.caveats():
+        console.print(f"[dim]unstated on a side: {', '.join(comp.caveats())}[/dim]")
 
 
 @claims_app.command("audit")
 def audit_cmd(
-    file: Annotated[Path, typer.Argument(help="Claim file (YAML, scoville.claims/1).")],
+    files: Annotated[
+        list[Path], typer.Argument(help="Claim files (YAML, scoville.claims/1) or directories.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     strict: Annotated[
         bool,
@@ -145,18 +184,22 @@ def audit_cmd(
 ) -> None:
     """Recompute every stated ratio, list differing conditions, re-normalise power, judge."""
     from scoville.analysis.audit import audit
-    from scoville.analysis.claims import load_claims, load_side_rows
+    from scoville.analysis.claims import claim_files, load_claims, load_side_rows
     from scoville.analysis.verdicts import audit_html
 
-    cf = load_claims(file)
-    report = audit(cf, load_side_rows(cf, file.parent), strict=strict)
+    reports = []
+    for file in claim_files(files):
+        cf = load_claims(file)
+        reports.append(audit(cf, load_side_rows(cf, file.parent), strict=strict))
     if html_out is not None:
-        html_out.write_text(audit_html(report), encoding="utf-8")
+        html_out.write_text("\n".join(audit_html(r) for r in reports), encoding="utf-8")
         typer.echo(f"wrote {html_out}", err=True)
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
+        docs = [r.to_dict() for r in reports]
+        typer.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, default=str))
         return
-    _print_audit(console(), report)
+    for report in reports:
+        _print_audit(console(), report)
 
 
 _VERDICT_STYLE = {
@@ -171,7 +214,7 @@ def _print_audit(console: Console, report: AuditReport) -> None:
     from rich.table import Table
 
     t = Table(title=report.title + (" (strict)" if report.strict else ""))
-    for col in ("claim", "system vs baseline", "stated", "recomputed", "verdict"):
+    for col in ("claim", "system vs baseline", "stated", "recomputed", "verdict", "evidence"):
         t.add_column(col)
     for a in report.claims:
         t.add_row(
@@ -180,6 +223,7 @@ def _print_audit(console: Console, report: AuditReport) -> None:
             f"{a.stated_ratio}x" if a.stated_ratio else "-",
             f"{a.recomputed_ratio:.4g}x" if a.recomputed_ratio else "-",
             f"[{_VERDICT_STYLE[a.verdict]}]{a.verdict}[/]" + (f" ({a.basis})" if a.basis else ""),
+            a.evidence,
         )
     console.print(t)
     for a in report.claims:
