@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scoville.client.plan import build_plans
+from scoville.spec.defaults import defaults_for
 from scoville.spec.load import validate_as
 from scoville.spec.model import BenchmarkSpec
 from scoville.twin.cluster import TwinConfig
@@ -17,10 +18,8 @@ from scoville.twin.options import TwinOptions
 from scoville.twin.target import twin_labels
 
 # The twin's default sweep (InferenceX's 8k/1k shape up to 256 streams), declared once.
-TWIN_DEFAULTS: dict[str, Any] = {
-    "shape": {"isl_tokens": 8192, "osl_tokens": 1024, "range_ratio": 1.0},
-    "load": {"concurrency": (1, 2, 4, 8, 16, 32, 64, 128, 256)},
-}
+# The twin's default matrix is declared once, with every target kind's, in spec/defaults.py.
+TWIN_DEFAULTS: dict[str, Any] = defaults_for("twin")
 
 
 def twin_spec(
@@ -45,7 +44,7 @@ def twin_spec(
             },
             "model_name": cfg.model.name,
             "precision": labels["precision"],
-            "shape": {**TWIN_DEFAULTS["shape"], **given_shape},
+            "shape": {"range_ratio": 1.0, **TWIN_DEFAULTS["shape"], **given_shape},
             "load": {**TWIN_DEFAULTS["load"], **given_load},
             "accelerators": {
                 "kind": cfg.hardware.name,
