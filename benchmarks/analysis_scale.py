@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from scoville.analysis.columnar import point_rows
+from scoville.analysis.columnar import RequestColumns, point_rows
 from scoville.analysis.frontier import frontiers, read_at
 
 
@@ -34,11 +34,13 @@ def main(n_requests: int = 10_000_000, n_points: int = 20) -> None:
     rows = point_rows(
         [f"c{c:.0f}" for c in level],
         windows.tolist(),
-        idx,
-        in_tok,
-        out_tok,
-        e2e,
-        ttft,
+        RequestColumns(
+            idx,
+            in_tok,
+            out_tok,
+            e2e,
+            ttft,
+        ),
         n_accelerators=8,
         labels={"system": "bench"},
     )

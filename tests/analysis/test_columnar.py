@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoville.analysis.columnar import grouped_quantiles, point_rows
+from scoville.analysis.columnar import RequestColumns, grouped_quantiles, point_rows
 from scoville.analysis.frontier import frontier_of
 
 
@@ -45,11 +45,13 @@ def test_point_rows_and_frontier() -> None:
     rows = point_rows(
         ["c1", "c8"],
         [1.0, 2.0],
-        idx,
-        100 * ones,
-        11 * ones,
-        np.array([1.5, 1.5, 2.5, 2.5, 2.5, 2.5]),
-        0.5 * ones,
+        RequestColumns(
+            idx,
+            100 * ones,
+            11 * ones,
+            np.array([1.5, 1.5, 2.5, 2.5, 2.5, 2.5]),
+            0.5 * ones,
+        ),
         n_accelerators=2,
         labels={"system": "A"},
     )
@@ -69,11 +71,13 @@ def test_point_rows_validity_counts_failures_like_the_metrics() -> None:
     rows = point_rows(
         ["c1", "c8", "c9"],
         [1.0, 1.0, 1.0],
-        idx,
-        100 * ones,
-        11 * ones,
-        1.5 * ones,
-        0.5 * ones,
+        RequestColumns(
+            idx,
+            100 * ones,
+            11 * ones,
+            1.5 * ones,
+            0.5 * ones,
+        ),
         n_failed=[0, 1, 0],
     )
     assert [r["valid"] for r in rows] == [True, False, False]

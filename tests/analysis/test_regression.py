@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from scoville.analysis.bootstrap import RequestArrays
-from scoville.analysis.columnar import point_rows
+from scoville.analysis.columnar import RequestColumns, point_rows
 from scoville.analysis.regression import Rule, RunSample, check, decide
 
 LEVELS = (1, 4, 16)
@@ -38,11 +38,13 @@ def simulated_run(
     rows = point_rows(
         [f"c{c}" for c in LEVELS],
         [points[f"c{c}"][1] for c in LEVELS],
-        np.concatenate(cols).astype(np.int64),
-        np.concatenate([a.input_tokens for a in arrays]),
-        np.concatenate([a.output_tokens for a in arrays]),
-        np.concatenate([a.e2e_s for a in arrays]),
-        np.concatenate([a.ttft_s for a in arrays]),
+        RequestColumns(
+            np.concatenate(cols).astype(np.int64),
+            np.concatenate([a.input_tokens for a in arrays]),
+            np.concatenate([a.output_tokens for a in arrays]),
+            np.concatenate([a.e2e_s for a in arrays]),
+            np.concatenate([a.ttft_s for a in arrays]),
+        ),
         labels={"system": "SIM", "model": "m"},
     )
     return RunSample(run_id, rows, points)

@@ -9,6 +9,7 @@ sorts and bincounts, no Python loop over requests. Output: point ROWs that feed
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,14 +54,22 @@ def grouped_mean(group_idx: IntArray, values: FloatArray, n_groups: int) -> Floa
         return np.asarray(sums / counts, dtype=np.float64)
 
 
+@dataclass(frozen=True, slots=True)
+class RequestColumns:
+    """Per-request columns of successful requests: the point each belongs to (an index into
+    the point ids), token counts and times in seconds."""
+
+    point_idx: IntArray
+    input_tokens: FloatArray
+    output_tokens: FloatArray
+    e2e_s: FloatArray
+    ttft_s: FloatArray
+
+
 def point_rows(
     point_ids: Sequence[str],
     window_s: Sequence[float],
-    point_idx: IntArray,
-    input_tokens: FloatArray,
-    output_tokens: FloatArray,
-    e2e_s: FloatArray,
-    ttft_s: FloatArray,
+    cols: RequestColumns,
     n_accelerators: int = 1,
     labels: Mapping[str, Any] | None = None,
     n_failed: Sequence[int] | None = None,
@@ -73,6 +82,8 @@ def point_rows(
     Throughputs divide token sums by each point's window and accelerator count.
     """
     n = len(point_ids)
+    point_idx, input_tokens, output_tokens = cols.point_idx, cols.input_tokens, cols.output_tokens
+    e2e_s, ttft_s = cols.e2e_s, cols.ttft_s
     with np.errstate(divide="ignore", invalid="ignore"):
         tpot = np.where(output_tokens > 1, (e2e_s - ttft_s) / (output_tokens - 1), np.nan)
     win = np.asarray(window_s, dtype=np.float64) * n_accelerators
