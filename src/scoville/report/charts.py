@@ -1,0 +1,241 @@
+"""The report's charts as Vega-Lite specs: frontiers with bands and error bars, throughput vs
+E2E, latency percentiles. Each point carries its tooltip facts (configuration, load, sample
+count, validity and reason); invalid points are hollow grey diamonds, never on a frontier.
+
+A chart's `n_points` is the number of point marks it draws, what the browser check counts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scoville.analysis.frontier import Better, FrontierPoint, pareto
+from scoville.analysis.rows import Row, num
+
+LOG_SPAN = 20.0  # an axis whose data spans more than this ratio is drawn on a log scale
+WIDTH, HEIGHT = 460, 300
+INVALID_GREY = "#8c8c8c"
+TOGGLE = "cfg"  # the legend-bound selection: click a configuration to show it alone
+Spec = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """One chart: `name` is its element id and export file stem."""
+
+    name: str
+    title: str
+    spec: Spec
+    n_points: int
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    metric: str  # the row key (seconds, tokens/s as in summary rows)
+    title: str
+    scale: float = 1.0  # display multiplier (s -> ms: 1e3)
+
+
+def slug(text: str) -> str:
+    """A chart name safe as an element attribute and a file name."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
+
+
+def scale_of(values: Sequence[float], zero: bool = False) -> dict[str, Any]:
+    """Log when every value is positive and the data span more than LOG_SPAN x."""
+    pos = [v for v in values if v > 0]
+    if pos and len(pos) == len(values) and max(pos) / min(pos) > LOG_SPAN:
+        return {"type": "log"}
+    return {"zero": zero}
+
+
+def load_text(row: Row) -> str:
+    if row.get("lanes") is not None:
+        return f"{row['lanes']} lanes"
+    if row.get("conc") is not None:
+        return f"concurrency {row['conc']}"
+    if row.get("request_rate") is not None:
+        return f"{row['request_rate']:g} req/s"
+    return "-"
+
+
+def validity(row: Row) -> tuple[str, str]:
+    """("valid" | "invalid", the one-line reason; "-" when valid and none is given)."""
+    reason = row.get("invalid_reason")
+    if row.get("valid") is not False:
+        return "valid", str(reason) if reason else "-"
+    if reason:
+        return "invalid", str(reason)
+    rate = num(row, "failure_rate")
+    if rate is not None and rate > 0.05:
+        return "invalid", f"{rate:.1%} of measured requests failed (> 5 %)"
+    return "invalid", "marked invalid by the run"
+
+
+def point_facts(row: Row, config: str) -> dict[str, Any]:
+    """What every tooltip shows of a point."""
+    ok, reason = validity(row)
+    return {
+        "config": config,
+        "point": str(row.get("point_id", "")),
+        "load": load_text(row),
+        "level": num(row, "conc") or num(row, "request_rate") or num(row, "lanes"),
+        "n": row.get("n_ok"),
+        "sent": row.get("n_sent"),
+        "validity": ok,
+        "reason": reason,
+    }
+
+
+def _tooltip(x: Axis, y: Axis, extra: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    return [
+        {"field": "config", "title": "configuration"},
+        {"field": "point", "title": "point"},
+        {"field": "load", "title": "load"},
+        {"field": "x", "title": x.title, "format": ",.4~g"},
+        {"field": "y", "title": y.title, "format": ",.4~g"},
+        *extra,
+        {"field": "n", "title": "samples (successful requests)"},
+        {"field": "sent", "title": "requests sent"},
+        {"field": "validity", "title": "validity"},
+        {"field": "reason", "title": "reason"},
+    ]
+
+
+def _enc(field: str, axis: Axis, scale: dict[str, Any]) -> dict[str, Any]:
+    return {"field": field, "type": "quantitative", "title": axis.title, "scale": scale}
+
+
+def _fade(on: float, off: float) -> dict[str, Any]:
+    return {"condition": {"param": TOGGLE, "value": on}, "value": off}
+
+
+def _color(configs: Sequence[str]) -> dict[str, Any]:
+    return {
+        "field": "config",
+        "type": "nominal",
+        "title": "configuration (click to toggle)",
+        "scale": {"domain": list(configs)},
+        "legend": {"orient": "bottom", "direction": "vertical", "labelLimit": 420},
+    }
+
+
+def _points_layers(pts: Sequence[dict[str, Any]], enc: Spec, tip: list[Any]) -> list[Spec]:
+    """Valid points (filled, colour = configuration, the legend toggle) and invalid ones."""
+    valid = [p for p in pts if p["validity"] == "valid"]
+    bad = [p for p in pts if p["validity"] != "valid"]
+    layers: list[Spec] = [
+        {
+            "name": "points",
+            "data": {"values": valid},
+            "params": [{"name": TOGGLE, "select": {"type": "point", "fields": ["config"]},
+                        "bind": "legend"}],
+            "mark": {"type": "point", "filled": True, "size": 70},
+            "encoding": {**enc, "opacity": _fade(1.0, 0.12), "tooltip": tip},
+        }
+    ]
+    if bad:
+        layers.append(
+            {
+                "name": "invalid",
+                "data": {"values": bad},
+                "mark": {"type": "point", "shape": "diamond", "filled": False, "size": 110,
+                         "strokeWidth": 1.8, "color": INVALID_GREY},
+                "encoding": {"x": enc["x"], "y": enc["y"], "tooltip": tip},
+            }
+        )
+    return layers
+
+
+def _error_layers(pts: Sequence[dict[str, Any]], enc: Spec) -> list[Spec]:
+    """95 % bootstrap error bars on each valid point that has intervals."""
+    out: list[Spec] = []
+    xs, ys, color = enc["x"], enc["y"], enc["color"]
+    with_x = [p for p in pts if "x_lo" in p and p["validity"] == "valid"]
+    with_y = [p for p in pts if "y_lo" in p and p["validity"] == "valid"]
+    rule = {"type": "rule", "strokeWidth": 1.2}
+    if with_x:
+        out.append({"data": {"values": with_x}, "mark": rule, "encoding": {
+            "x": {**xs, "field": "x_lo"}, "x2": {"field": "x_hi"}, "y": ys,
+            "color": color, "opacity": _fade(0.7, 0.05)}})
+    if with_y:
+        out.append({"data": {"values": with_y}, "mark": rule, "encoding": {
+            "x": xs, "y": {**ys, "field": "y_lo"}, "y2": {"field": "y_hi"},
+            "color": color, "opacity": _fade(0.7, 0.05)}})
+    return out
+
+
+def frontier(series_pts: Sequence[dict[str, Any]], x_better: Better) -> list[dict[str, Any]]:
+    """The Pareto frontier of one configuration's valid points, as line rows."""
+    by_config: dict[str, list[FrontierPoint]] = {}
+    for p in series_pts:
+        if p["validity"] == "valid":
+            by_config.setdefault(p["config"], []).append(FrontierPoint(p["x"], p["y"], p["point"]))
+    return [
+        {"config": c, "x": f.x, "y": f.y}
+        for c, cands in by_config.items()
+        for f in pareto(cands, x_better)
+    ]
+
+
+def xy_chart(
+    name: str,
+    title: str,
+    x: Axis,
+    y: Axis,
+    pts: Sequence[dict[str, Any]],
+    x_better: Better = "higher",
+    band: Sequence[dict[str, Any]] = (),
+    configs: Sequence[str] = (),
+) -> Chart:
+    """Points (with `x`, `y` and point_facts), each configuration's frontier line, the band
+    (rows {config, x, lo, hi}) and error bars where points carry `x_lo`/`y_lo`."""
+    all_x = [p["x"] for p in pts] + [b["x"] for b in band]
+    all_y = [p["y"] for p in pts] + [v for b in band for v in (b["lo"], b["hi"])]
+    xs, ys = _enc("x", x, scale_of(all_x)), _enc("y", y, scale_of(all_y, zero=True))
+    color = _color(configs or sorted({p["config"] for p in pts}))
+    enc = {"x": xs, "y": ys, "color": color}
+    extra = [{"field": "y_lo", "title": "y 95 % low", "format": ",.4~g"},
+             {"field": "y_hi", "title": "y 95 % high", "format": ",.4~g"}]
+    tip = _tooltip(x, y, extra if any("y_lo" in p for p in pts) else ())
+    layers: list[Spec] = []
+    if band:
+        layers.append({"name": "band", "data": {"values": list(band)},
+                       "mark": {"type": "area", "opacity": 0.22},
+                       "encoding": {"x": xs, "y": {**ys, "field": "lo"}, "y2": {"field": "hi"},
+                                    "color": color, "opacity": _fade(0.22, 0.03)}})
+    line = frontier(pts, x_better)
+    if line:
+        layers.append({"name": "frontier", "data": {"values": line},
+                       "mark": {"type": "line", "strokeWidth": 2},
+                       "encoding": {**enc, "opacity": _fade(1.0, 0.1)}})
+    layers += _error_layers(pts, enc)
+    layers += _points_layers(pts, enc, tip)
+    spec = {"title": title, "width": WIDTH, "height": HEIGHT, "layer": layers}
+    return Chart(name, title, spec, len(pts))
+
+
+def axis_points(
+    series: Mapping[str, Sequence[Row]],
+    x: Axis,
+    y: Axis,
+    intervals: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """Chart rows of every point that has both numbers; `intervals` (config -> point_id ->
+    fields such as x_lo/y_hi, in row units) are scaled like the axes."""
+    out = []
+    for config, rows in series.items():
+        for r in rows:
+            xv, yv = num(r, x.metric), num(r, y.metric)
+            if xv is None or yv is None or not r.get("n_ok"):
+                continue
+            p = {**point_facts(r, config), "x": xv * x.scale, "y": yv * y.scale}
+            extra = (intervals or {}).get(config, {}).get(str(r.get("point_id")), {})
+            for k, v in extra.items():
+                p[k] = v * (x.scale if k.startswith("x") else y.scale)
+            out.append(p)
+    return out

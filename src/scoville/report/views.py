@@ -1,0 +1,247 @@
+"""Which charts a report draws, from its runs: throughput vs interactivity (band and error
+bars), throughput vs E2E, throughput per kW, latency percentiles per load, and per run the
+agentic-replay frontier and the server timeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scoville.analysis.rows import Row, num
+from scoville.report.charts import (
+    HEIGHT,
+    INVALID_GREY,
+    TOGGLE,
+    Axis,
+    Chart,
+    axis_points,
+    point_facts,
+    scale_of,
+    slug,
+    xy_chart,
+)
+from scoville.report.intervals import RunIntervals, interval_fields
+
+INTVTY = Axis("median_intvty", "interactivity p50 (tok/s/user)")
+E2E = Axis("median_e2e", "E2E latency p50 (s)")
+TPUT = Axis("tput_per_gpu", "throughput (tok/s/accelerator)")
+TPUT_KW = Axis("tput_per_kw", "throughput (tok/s/kW)")
+LATENCIES = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2e", "E2E"))
+STATS = (("median", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """One run as the charts see it: its series label (unique in the report) and rows."""
+
+    label: str
+    rows: Sequence[Row]
+    intervals: RunIntervals = field(default_factory=RunIntervals)
+
+
+def _intervals(runs: Sequence[RunView], keys: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        r.label: {pid: interval_fields(iv, keys) for pid, iv in r.intervals.points.items()}
+        for r in runs
+    }
+
+
+def _series(runs: Sequence[RunView]) -> dict[str, Sequence[Row]]:
+    return {r.label: r.rows for r in runs}
+
+
+def frontier_charts(runs: Sequence[RunView]) -> list[Chart]:
+    """Throughput per accelerator against interactivity (band, error bars) and against E2E
+    latency; per kW against interactivity when any point has a power basis."""
+    configs = [r.label for r in runs]
+    band = [{"config": r.label, **b} for r in runs for b in r.intervals.band]
+    ivs = _intervals(runs, {"x": "median_intvty", "y": "tput_per_gpu"})
+    out = [
+        xy_chart(
+            "throughput-vs-interactivity",
+            "Throughput vs interactivity",
+            INTVTY,
+            TPUT,
+            axis_points(_series(runs), INTVTY, TPUT, ivs),
+            "higher",
+            band,
+            configs,
+        ),
+        xy_chart(
+            "throughput-vs-e2e",
+            "Throughput vs end-to-end latency",
+            E2E,
+            TPUT,
+            axis_points(
+                _series(runs), E2E, TPUT, _intervals(runs, {"x": "median_e2e_s", "y": "tput_per_gpu"})
+            ),
+            "lower",
+            configs=configs,
+        ),
+    ]
+    if any(num(p, "tput_per_kw") for r in runs for p in r.rows):
+        pts = axis_points(_series(runs), INTVTY, TPUT_KW)
+        out.append(
+            xy_chart(
+                "throughput-per-kw-vs-interactivity",
+                "Throughput per kW vs interactivity",
+                INTVTY,
+                TPUT_KW,
+                pts,
+                configs=configs,
+            )
+        )
+    return out
+
+
+def _sample_count(row: Row, metric: str) -> Any:
+    """Samples behind a percentile: the row's own count when it has one, else its requests."""
+    return row.get(f"n_{metric}", row.get("n_ok"))
+
+
+def latency_rows(runs: Sequence[RunView], metric: str) -> list[dict[str, Any]]:
+    """One chart row per (point, percentile) of `metric`, in ms."""
+    out = []
+    for run in runs:
+        for r in run.rows:
+            few = set(r.get("few_samples") or ())
+            for stat, shown in STATS:
+                v = num(r, f"{stat}_{metric}")
+                if v is None or not r.get("n_ok"):
+                    continue
+                facts = point_facts(r, run.label)
+                out.append(
+                    {
+                        **facts,
+                        "stat": shown,
+                        "y": v * 1e3,
+                        "n": _sample_count(r, metric),
+                        "few": "yes: too few for a 95 % interval"
+                        if f"{stat}_{metric}" in few
+                        else "-",
+                    }
+                )
+    return out
+
+
+def _level_title(runs: Sequence[RunView]) -> str:
+    rows = [r for run in runs for r in run.rows]
+    if rows and all(r.get("conc") is not None for r in rows):
+        return "concurrency (requests in flight)"
+    if rows and all(r.get("request_rate") is not None for r in rows):
+        return "arrival rate (req/s)"
+    return "load (concurrency or req/s)"
+
+
+def latency_chart(runs: Sequence[RunView], metric: str, shown: str) -> Chart:
+    """Percentiles of one latency against load: colour = configuration, dash = percentile."""
+    data = [d for d in latency_rows(runs, metric) if d["level"] is not None]
+    xs = {"field": "level", "type": "quantitative", "title": _level_title(runs),
+          "scale": scale_of([d["level"] for d in data])}
+    ys = {"field": "y", "type": "quantitative", "title": f"{shown} (ms)",
+          "scale": scale_of([d["y"] for d in data])}
+    color = {"field": "config", "type": "nominal", "title": "configuration (click to toggle)",
+             "scale": {"domain": [r.label for r in runs]},
+             "legend": {"orient": "bottom", "direction": "vertical", "labelLimit": 420}}
+    order = [s for _, s in STATS]
+    stat = {"field": "stat", "type": "nominal", "title": "percentile", "sort": order,
+            "scale": {"domain": order}}
+    tip = [{"field": "config", "title": "configuration"}, {"field": "point"},
+           {"field": "load"}, {"field": "stat", "title": "percentile"},
+           {"field": "y", "title": f"{shown} (ms)", "format": ",.4~g"},
+           {"field": "n", "title": "samples"}, {"field": "few", "title": "few samples"},
+           {"field": "validity"}, {"field": "reason"}]
+    fade = {"condition": {"param": TOGGLE, "value": 1.0}, "value": 0.1}
+    valid = [d for d in data if d["validity"] == "valid"]
+    bad = [d for d in data if d["validity"] != "valid"]
+    layers: list[dict[str, Any]] = [
+        {"data": {"values": valid}, "mark": {"type": "line", "strokeWidth": 1.6},
+         "encoding": {"x": xs, "y": ys, "color": color, "strokeDash": stat,
+                      "detail": {"field": "stat"}, "opacity": fade}},
+        {"name": "points", "data": {"values": valid},
+         "params": [{"name": TOGGLE, "select": {"type": "point", "fields": ["config"]},
+                     "bind": "legend"}],
+         "mark": {"type": "point", "filled": True, "size": 45},
+         "encoding": {"x": xs, "y": ys, "color": color, "shape": stat, "opacity": fade,
+                      "tooltip": tip}},
+    ]
+    if bad:
+        layers.append({"name": "invalid", "data": {"values": bad},
+                       "mark": {"type": "point", "shape": "diamond", "filled": False,
+                                "size": 90, "strokeWidth": 1.8, "color": INVALID_GREY},
+                       "encoding": {"x": xs, "y": ys, "tooltip": tip}})
+    title = f"{shown} percentiles by load"
+    spec = {"title": title, "width": 380, "height": HEIGHT - 60, "layer": layers}
+    return Chart(f"latency-{metric}", title, spec, len(data))
+
+
+def latency_charts(runs: Sequence[RunView]) -> list[Chart]:
+    return [
+        latency_chart(runs, m, shown) for m, shown in LATENCIES if latency_rows(runs, m)
+    ]
+
+
+AGENTIC_X = Axis("intvty_agentx", "interactivity (1/p90 ITL, tok/s)")
+AGENTIC_Y = Axis("output_tput_per_accelerator", "output tok/s/accelerator")
+
+
+def agentic_chart(run: RunView) -> Chart | None:
+    """Agentic replay: output throughput against p90-ITL interactivity, one point per lane
+    count; validity is the replay's own (`agentic_valid`)."""
+    rows = [
+        {**r, "valid": r.get("agentic_valid", r.get("valid"))}
+        for r in run.rows
+        if r.get("lanes") is not None
+    ]
+    if not rows:
+        return None
+    pts = axis_points({run.label: rows}, AGENTIC_X, AGENTIC_Y)
+    return xy_chart(
+        f"agentic-{slug(run.label)}",
+        "Agentic replay: throughput vs interactivity",
+        AGENTIC_X,
+        AGENTIC_Y,
+        pts,
+        configs=[run.label],
+    )
+
+
+TIMELINE = (
+    ("running_requests", "server running"),
+    ("waiting_requests", "server waiting"),
+    ("client_inflight", "client in flight"),
+)
+
+
+def timeline_chart(name: str, timeline: Mapping[str, Any] | None) -> Chart | None:
+    """Server-reported running/waiting requests against the client's in-flight count."""
+    tl = timeline or {}
+    t_s = tl.get("t_s") or []
+    data = [
+        {"t": t, "series": label, "requests": float(v)}
+        for key, label in TIMELINE
+        for t, v in zip(t_s, tl.get(key) or [], strict=False)
+        if v is not None
+    ]
+    if not data:
+        return None
+    title = "Server metrics against the client's view"
+    spec = {
+        "title": title,
+        "width": 860,
+        "height": 240,
+        "data": {"values": data},
+        "mark": {"type": "line", "strokeWidth": 1.5},
+        "encoding": {
+            "x": {"field": "t", "type": "quantitative", "title": "time (s)"},
+            "y": {"field": "requests", "type": "quantitative", "title": "requests"},
+            "color": {"field": "series", "type": "nominal", "title": None,
+                      "legend": {"orient": "bottom"}},
+            "strokeDash": {"field": "series", "type": "nominal", "legend": None},
+            "tooltip": [{"field": "series"}, {"field": "t", "title": "time (s)"},
+                        {"field": "requests"}],
+        },
+    }
+    return Chart(f"timeline-{slug(name)}", title, spec, 0)
