@@ -204,8 +204,11 @@ def report(
         ),
     ] = None,
     format_: Annotated[
-        str, typer.Option("--format", help="html (one interactive page), png or svg (a file "
-                          "per chart, for slides).")
+        str,
+        typer.Option(
+            "--format",
+            help="html (one interactive page), png or svg (a file per chart, for slides).",
+        ),
     ] = "html",
 ) -> None:
     """Rebuild report.html from one or more run bundles, or export each chart as PNG/SVG."""

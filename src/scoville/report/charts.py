@@ -8,18 +8,26 @@ A chart's `n_points` is the number of point marks it draws, what the browser che
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from scoville.analysis.frontier import Better, FrontierPoint, pareto
+from scoville.analysis.monotone import MonotoneCubic
 from scoville.analysis.rows import Row, num
 
 LOG_SPAN = 20.0  # an axis whose data spans more than this ratio is drawn on a log scale
 WIDTH, HEIGHT = 460, 300
 INVALID_GREY = "#8c8c8c"
+CURVE_SAMPLES = 48  # points a frontier curve is drawn with
 TOGGLE = "cfg"  # the legend-bound selection: click a configuration to show it alone
+LEGEND = {  # symbols solid whichever layer the legend is merged from
+    "orient": "bottom",
+    "direction": "vertical",
+    "labelLimit": 420,
+    "symbolType": "circle",
+    "symbolOpacity": 1,
+}
 Spec = dict[str, Any]
 
 
@@ -115,12 +123,13 @@ def _fade(on: float, off: float) -> dict[str, Any]:
 
 
 def _color(configs: Sequence[str]) -> dict[str, Any]:
+    """Colour by configuration, one fixed domain so every chart colours a run alike."""
     return {
         "field": "config",
         "type": "nominal",
         "title": "configuration (click to toggle)",
         "scale": {"domain": list(configs)},
-        "legend": {"orient": "bottom", "direction": "vertical", "labelLimit": 420},
+        "legend": LEGEND,
     }
 
 
@@ -132,10 +141,19 @@ def _points_layers(pts: Sequence[dict[str, Any]], enc: Spec, tip: list[Any]) -> 
         {
             "name": "points",
             "data": {"values": valid},
-            "params": [{"name": TOGGLE, "select": {"type": "point", "fields": ["config"]},
-                        "bind": "legend"}],
+            "params": [
+                {
+                    "name": TOGGLE,
+                    "select": {"type": "point", "fields": ["config"]},
+                    "bind": "legend",
+                }
+            ],
             "mark": {"type": "point", "filled": True, "size": 70},
-            "encoding": {**enc, "opacity": _fade(1.0, 0.12), "tooltip": tip},
+            "encoding": {
+                **enc,
+                "opacity": _fade(1.0, 0.12),
+                "tooltip": tip,
+            },
         }
     ]
     if bad:
@@ -143,8 +161,14 @@ def _points_layers(pts: Sequence[dict[str, Any]], enc: Spec, tip: list[Any]) -> 
             {
                 "name": "invalid",
                 "data": {"values": bad},
-                "mark": {"type": "point", "shape": "diamond", "filled": False, "size": 110,
-                         "strokeWidth": 1.8, "color": INVALID_GREY},
+                "mark": {
+                    "type": "point",
+                    "shape": "diamond",
+                    "filled": False,
+                    "size": 110,
+                    "strokeWidth": 1.8,
+                    "color": INVALID_GREY,
+                },
                 "encoding": {"x": enc["x"], "y": enc["y"], "tooltip": tip},
             }
         )
@@ -159,27 +183,60 @@ def _error_layers(pts: Sequence[dict[str, Any]], enc: Spec) -> list[Spec]:
     with_y = [p for p in pts if "y_lo" in p and p["validity"] == "valid"]
     rule = {"type": "rule", "strokeWidth": 1.2}
     if with_x:
-        out.append({"data": {"values": with_x}, "mark": rule, "encoding": {
-            "x": {**xs, "field": "x_lo"}, "x2": {"field": "x_hi"}, "y": ys,
-            "color": color, "opacity": _fade(0.7, 0.05)}})
+        out.append(
+            {
+                "data": {"values": with_x},
+                "mark": rule,
+                "encoding": {
+                    "x": {**xs, "field": "x_lo"},
+                    "x2": {"field": "x_hi"},
+                    "y": ys,
+                    "color": color,
+                    "opacity": _fade(0.7, 0.05),
+                },
+            }
+        )
     if with_y:
-        out.append({"data": {"values": with_y}, "mark": rule, "encoding": {
-            "x": xs, "y": {**ys, "field": "y_lo"}, "y2": {"field": "y_hi"},
-            "color": color, "opacity": _fade(0.7, 0.05)}})
+        out.append(
+            {
+                "data": {"values": with_y},
+                "mark": rule,
+                "encoding": {
+                    "x": xs,
+                    "y": {**ys, "field": "y_lo"},
+                    "y2": {"field": "y_hi"},
+                    "color": color,
+                    "opacity": _fade(0.7, 0.05),
+                },
+            }
+        )
     return out
 
 
-def frontier(series_pts: Sequence[dict[str, Any]], x_better: Better) -> list[dict[str, Any]]:
-    """The Pareto frontier of one configuration's valid points, as line rows."""
+def frontier(
+    pts: Sequence[dict[str, Any]], x_better: Better, log_x: bool = False
+) -> list[dict[str, Any]]:
+    """Each configuration's Pareto frontier over its valid points, drawn as the monotone
+    cubic the analysis reads it with (sampled between its ends, never beyond), as line rows."""
     by_config: dict[str, list[FrontierPoint]] = {}
-    for p in series_pts:
+    for p in pts:
         if p["validity"] == "valid":
             by_config.setdefault(p["config"], []).append(FrontierPoint(p["x"], p["y"], p["point"]))
-    return [
-        {"config": c, "x": f.x, "y": f.y}
-        for c, cands in by_config.items()
-        for f in pareto(cands, x_better)
-    ]
+    out = []
+    for config, cands in by_config.items():
+        front = pareto(cands, x_better)
+        if len(front) < 2:
+            continue
+        curve = MonotoneCubic.fit([f.x for f in front], [f.y for f in front])
+        xs = sorted({*_samples(curve.x_min, curve.x_max, log_x), *(f.x for f in front)})
+        out += [{"config": config, "x": x, "y": curve(x)} for x in xs]
+    return out
+
+
+def _samples(lo: float, hi: float, log: bool, n: int = CURVE_SAMPLES) -> list[float]:
+    if log and lo > 0:
+        return [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
 
 
 def xy_chart(
@@ -199,20 +256,37 @@ def xy_chart(
     xs, ys = _enc("x", x, scale_of(all_x)), _enc("y", y, scale_of(all_y, zero=True))
     color = _color(configs or sorted({p["config"] for p in pts}))
     enc = {"x": xs, "y": ys, "color": color}
-    extra = [{"field": "y_lo", "title": "y 95 % low", "format": ",.4~g"},
-             {"field": "y_hi", "title": "y 95 % high", "format": ",.4~g"}]
+    extra = [
+        {"field": "y_lo", "title": "y 95 % low", "format": ",.4~g"},
+        {"field": "y_hi", "title": "y 95 % high", "format": ",.4~g"},
+    ]
     tip = _tooltip(x, y, extra if any("y_lo" in p for p in pts) else ())
     layers: list[Spec] = []
     if band:
-        layers.append({"name": "band", "data": {"values": list(band)},
-                       "mark": {"type": "area", "opacity": 0.22},
-                       "encoding": {"x": xs, "y": {**ys, "field": "lo"}, "y2": {"field": "hi"},
-                                    "color": color, "opacity": _fade(0.22, 0.03)}})
-    line = frontier(pts, x_better)
+        layers.append(
+            {
+                "name": "band",
+                "data": {"values": list(band)},
+                "mark": {"type": "area", "opacity": 0.22},
+                "encoding": {
+                    "x": xs,
+                    "y": {**ys, "field": "lo"},
+                    "y2": {"field": "hi"},
+                    "color": color,
+                    "opacity": _fade(0.22, 0.03),
+                },
+            }
+        )
+    line = frontier(pts, x_better, xs["scale"].get("type") == "log")
     if line:
-        layers.append({"name": "frontier", "data": {"values": line},
-                       "mark": {"type": "line", "strokeWidth": 2},
-                       "encoding": {**enc, "opacity": _fade(1.0, 0.1)}})
+        layers.append(
+            {
+                "name": "frontier",
+                "data": {"values": line},
+                "mark": {"type": "line", "strokeWidth": 2},
+                "encoding": {**enc, "opacity": _fade(1.0, 0.1)},
+            }
+        )
     layers += _error_layers(pts, enc)
     layers += _points_layers(pts, enc, tip)
     spec = {"title": title, "width": WIDTH, "height": HEIGHT, "layer": layers}

@@ -85,10 +85,14 @@ class ReportRun:
 
 def _labels(bundles: Sequence[RunBundle]) -> list[str]:
     """Each run's configuration label; runs that share one get their run id appended."""
-    base = [GroupKey.of(b.summary["points"][0]).label() if b.summary["points"] else b.run_id
-            for b in bundles]
-    return [f"{lab} [{b.run_id}]" if base.count(lab) > 1 else lab
-            for lab, b in zip(base, bundles, strict=True)]
+    base = [
+        GroupKey.of(b.summary["points"][0]).label() if b.summary["points"] else b.run_id
+        for b in bundles
+    ]
+    return [
+        f"{lab} [{b.run_id}]" if base.count(lab) > 1 else lab
+        for lab, b in zip(base, bundles, strict=True)
+    ]
 
 
 def report_runs(bundles: Sequence[RunBundle], n_resamples: int = 300) -> list[ReportRun]:
@@ -104,8 +108,10 @@ def report_runs(bundles: Sequence[RunBundle], n_resamples: int = 300) -> list[Re
 
 
 def _figure(chart: Chart) -> str:
-    return (f"<figure class='chart' data-chart='{escape(chart.name)}' "
-            f"data-points='{chart.n_points}'><div class='vis'></div></figure>")
+    return (
+        f"<figure class='chart' data-chart='{escape(chart.name)}' "
+        f"data-points='{chart.n_points}'><div class='vis'></div></figure>"
+    )
 
 
 def _comparison(runs: Sequence[ReportRun]) -> tuple[str, str] | None:
@@ -123,20 +129,28 @@ def _run_section(run: ReportRun, charts: list[Chart]) -> list[str]:
     out = [f"<h2>{escape(run.label)} <small>({escape(str(s.get('run_id', '')))})</small></h2>"]
     out += [f"<p class='note'>{escape(n)}</p>" for n in s.get("notes", [])]
     out.append(tables.point_table(run.rows))
-    out.append("<details open><summary>Every metric, with its convention and sample count"
-               f"</summary>{tables.metric_table(run.rows)}</details>")
-    extra = [c for c in (agentic_chart(run.view()), timeline_chart(run.label,
-                                                                   s.get("server_timeline")))
-             if c is not None]
+    out.append(
+        "<details open><summary>Every metric, with its convention and sample count"
+        f"</summary>{tables.metric_table(run.rows)}</details>"
+    )
+    extra = [
+        c
+        for c in (agentic_chart(run.view()), timeline_chart(run.label, s.get("server_timeline")))
+        if c is not None
+    ]
     charts.extend(extra)
     if extra:
         out.append(f"<div class='charts'>{''.join(_figure(c) for c in extra)}</div>")
     out.append(tables.agentic_table(run.rows))
-    out.append("<details><summary>Frozen spec</summary><pre>"
-               f"{escape(json.dumps(run.spec.get('spec', {}), indent=2))}</pre></details>")
+    out.append(
+        "<details><summary>Frozen spec</summary><pre>"
+        f"{escape(json.dumps(run.spec.get('spec', {}), indent=2))}</pre></details>"
+    )
     if run.manifest:
-        out.append("<details><summary>Target and client facts</summary><pre>"
-                   f"{escape(json.dumps(run.manifest, indent=2))}</pre></details>")
+        out.append(
+            "<details><summary>Target and client facts</summary><pre>"
+            f"{escape(json.dumps(run.manifest, indent=2))}</pre></details>"
+        )
     return out
 
 
@@ -196,7 +210,12 @@ def report_charts(runs: Sequence[ReportRun]) -> list[Chart]:
     views = [r.view() for r in runs]
     out = [*frontier_charts(views), *latency_charts(views)]
     for r in runs:
-        out += [c for c in (agentic_chart(r.view()),
-                            timeline_chart(r.label, r.summary.get("server_timeline")))
-                if c is not None]
+        out += [
+            c
+            for c in (
+                agentic_chart(r.view()),
+                timeline_chart(r.label, r.summary.get("server_timeline")),
+            )
+            if c is not None
+        ]
     return out

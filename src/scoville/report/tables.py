@@ -10,13 +10,18 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from scoville.figures import fixed, num
+from scoville.figures import fixed
 from scoville.metrics.table import METRICS, MetricDef
 from scoville.report.charts import load_text, validity
 
 Row = Mapping[str, Any]
-STAT_NAMES = (("mean", "mean"), ("median", "p50"), ("p90", "p90"), ("p99", "p99"))
-STAT_NAMES += (("p999", "p99.9"),)
+STAT_NAMES: tuple[tuple[str, str], ...] = (
+    ("mean", "mean"),
+    ("median", "p50"),
+    ("p90", "p90"),
+    ("p99", "p99"),
+    ("p999", "p99.9"),
+)
 MS_METRICS = frozenset({"ttft", "tpot", "itl", "itl_chunk"})  # shown in ms, stored in s
 SAMPLES = {
     "itl": "per-token gaps of the successful requests",
@@ -58,8 +63,9 @@ def _boundary(summary: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     return f"none (no power declared; spec boundary {acc.get('power_boundary', '-')})"
 
 
-def provenance(label: str, summary: Mapping[str, Any], spec_doc: Mapping[str, Any],
-               manifest: Mapping[str, Any]) -> str:
+def provenance(
+    label: str, summary: Mapping[str, Any], spec_doc: Mapping[str, Any], manifest: Mapping[str, Any]
+) -> str:
     """Where one run's numbers come from: hashes, versions, target, power boundary, shape."""
     spec = spec_doc.get("spec", {})
     target = manifest.get("target", {})
@@ -71,17 +77,29 @@ def provenance(label: str, summary: Mapping[str, Any], spec_doc: Mapping[str, An
         ("run", summary.get("run_id", "-")),
         ("spec hash", summary.get("spec_hash", "-")),
         ("scoville", client.get("scoville", "-")),
-        ("target", " / ".join(str(v) for v in (target.get("kind"), target.get("model"),
-                                                target.get("base_url")) if v) or "-"),
+        (
+            "target",
+            " / ".join(
+                str(v)
+                for v in (target.get("kind"), target.get("model"), target.get("base_url"))
+                if v
+            )
+            or "-",
+        ),
         ("target fingerprint", target_fingerprint(manifest)),
         ("accelerators", f"{acc} x {rows[0].get('system', '-')}" if rows else "-"),
         ("power boundary", _boundary(summary, spec)),
-        ("shape", f"ISL {shape.get('isl_tokens', '-')} / OSL {shape.get('osl_tokens', '-')} "
-                  f"tokens, range ratio {summary.get('range_ratio', '-')}"),
+        (
+            "shape",
+            f"ISL {shape.get('isl_tokens', '-')} / OSL {shape.get('osl_tokens', '-')} "
+            f"tokens, range ratio {summary.get('range_ratio', '-')}",
+        ),
         ("time (UTC)", f"{manifest.get('started_utc', '-')} to {manifest.get('ended_utc', '-')}"),
     ]
-    body = "".join(f"<tr><th class='l'>{escape(k)}</th><td class='l'><code>{escape(str(v))}"
-                   "</code></td></tr>" for k, v in facts)
+    body = "".join(
+        f"<tr><th class='l'>{escape(k)}</th><td class='l'><code>{escape(str(v))}</code></td></tr>"
+        for k, v in facts
+    )
     return f"<table class='prov' data-run='{escape(label)}'>{body}</table>"
 
 
@@ -118,8 +136,13 @@ def point_table(rows: Sequence[Row]) -> str:
         ok, reason = validity(r)
         cls = "" if ok == "valid" else ' class="bad"'
         shown = "yes" if ok == "valid" else f"NO: {escape(reason)}"
-        cells = [escape(str(r["point_id"])), escape(load_text(r)), f"{r['n_ok']}/{r['n_sent']}",
-                 cell(r.get("failure_rate"), 100), shown]
+        cells = [
+            escape(str(r["point_id"])),
+            escape(load_text(r)),
+            f"{r['n_ok']}/{r['n_sent']}",
+            cell(r.get("failure_rate"), 100),
+            shown,
+        ]
         cells += [_marked(r, k, s, d) for k, _, s, d in POINT_COLUMNS]
         html.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return "\n".join(html) + "</table>"
@@ -133,6 +156,30 @@ def _metric_rows(m: MetricDef) -> list[tuple[str, str, float, str]]:
     return [(f"{stat}_{m.name}", f"{m.name} {shown}", scale, unit) for stat, shown in STAT_NAMES]
 
 
+def _metric_block(m: MetricDef, rows: Sequence[Row]) -> list[str]:
+    """One metric's rows (a request metric has one per statistic); its samples and
+    convention are written once, beside them."""
+    conv = m.formula + ("; " + PERCENTILE_RULE if m.scope == "request" else "")
+    default = "successful requests" if m.scope == "request" else "the measurement window"
+    samples = SAMPLES.get(m.name, default)
+    present = [k for k in _metric_rows(m) if any(k[0] in r for r in rows)]
+    out = []
+    for i, (key, shown, scale, unit) in enumerate(present):
+        digits = 3 if scale == 1.0 else 2
+        vals = "".join(f"<td>{_marked(r, key, scale, digits)}</td>" for r in rows)
+        side = (
+            f"<td class='l' rowspan='{len(present)}'>{escape(samples)}</td>"
+            f"<td class='l' rowspan='{len(present)}'>{escape(conv)}</td>"
+            if i == 0
+            else ""
+        )
+        out.append(
+            f"<tr><td class='l'><code>{escape(shown)}</code></td><td class='l'>{escape(unit)}"
+            f"</td>{vals}{side}</tr>"
+        )
+    return out
+
+
 def metric_table(rows: Sequence[Row]) -> str:
     """Every metric of the metric table, one column per point, with its convention and what
     its samples are; the first rows give each point's sample count and validity."""
@@ -141,22 +188,14 @@ def metric_table(rows: Sequence[Row]) -> str:
     head += "<th class='l'>samples</th><th class='l'>convention</th></tr>"
     n = "".join(f"<td>{escape(str(r.get('n_ok')))}</td>" for r in rows)
     ok = "".join(f"<td>{escape(validity(r)[0])}</td>" for r in rows)
-    body = [f"<tr><td class='l'>samples (successful requests)</td><td class='l'>requests</td>"
-            f"{n}<td class='l'>-</td><td class='l'>measured phase only</td></tr>",
-            f"<tr><td class='l'>validity</td><td class='l'>-</td>{ok}"
-            "<td class='l'>-</td><td class='l'>see the point table for reasons</td></tr>"]
+    body = [
+        f"<tr><td class='l'>samples (successful requests)</td><td class='l'>requests</td>"
+        f"{n}<td class='l'>-</td><td class='l'>measured phase only</td></tr>",
+        f"<tr><td class='l'>validity</td><td class='l'>-</td>{ok}"
+        "<td class='l'>-</td><td class='l'>see the point table for reasons</td></tr>",
+    ]
     for m in METRICS:
-        conv = m.formula + ("; " + PERCENTILE_RULE if m.scope == "request" else "")
-        samples = SAMPLES.get(m.name, "successful requests" if m.scope == "request"
-                              else "the measurement window")
-        for key, shown, scale, unit in _metric_rows(m):
-            if not any(key in r for r in rows):
-                continue
-            vals = "".join(f"<td>{_marked(r, key, scale, 3 if scale == 1.0 else 2)}</td>"
-                           for r in rows)
-            body.append(f"<tr><td class='l'><code>{escape(shown)}</code></td><td class='l'>"
-                        f"{escape(unit)}</td>{vals}<td class='l'>{escape(samples)}</td>"
-                        f"<td class='l'>{escape(conv)}</td></tr>")
+        body += _metric_block(m, rows)
     return f"<table class='metrics'>{head}{''.join(body)}</table>"
 
 
@@ -198,6 +237,3 @@ def agentic_table(rows: Sequence[Row]) -> str:
         cells = "".join(f"<td>{cell(p.get(k), s, d)}</td>" for k, _, s, d in AGENTIC_COLUMNS)
         body += f"<tr>{cells}<td>{'yes' if p.get('agentic_valid') else 'NO'}</td></tr>"
     return f"<table><tr>{head}</tr>{body}</table>"
-
-
-__all__ = ["num"]

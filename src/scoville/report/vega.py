@@ -16,6 +16,7 @@ from typing import Any
 import vl_convert as vlc
 
 VL_VERSION = "6.4"  # the Vega-Lite version specs are written for and compiled with
+SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
 
 
 def versions() -> dict[str, str]:
@@ -39,13 +40,13 @@ def cache_dir() -> Path:
 def bundle() -> str:
     """The minified bundle that defines window.vegaEmbed, window.vega and window.vegaLite."""
     v = versions()
-    key = hashlib.sha256(repr(sorted(v.items())).encode()).hexdigest()[:12]
+    key = hashlib.sha256(repr((sorted(v.items()), SNIPPET)).encode()).hexdigest()[:12]
     path = cache_dir() / f"vega-bundle-{key}.js"
     try:
         return path.read_text(encoding="utf-8")
     except OSError:
         pass
-    text: str = vlc.javascript_bundle(vl_version=VL_VERSION)
+    text: str = vlc.javascript_bundle(SNIPPET, vl_version=VL_VERSION)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")

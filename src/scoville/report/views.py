@@ -13,6 +13,7 @@ from scoville.analysis.rows import Row, num
 from scoville.report.charts import (
     HEIGHT,
     INVALID_GREY,
+    LEGEND,
     TOGGLE,
     Axis,
     Chart,
@@ -28,7 +29,12 @@ INTVTY = Axis("median_intvty", "interactivity p50 (tok/s/user)")
 E2E = Axis("median_e2e", "E2E latency p50 (s)")
 TPUT = Axis("tput_per_gpu", "throughput (tok/s/accelerator)")
 TPUT_KW = Axis("tput_per_kw", "throughput (tok/s/kW)")
-LATENCIES = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2e", "E2E"))
+LATENCIES = (
+    ("ttft", "TTFT", "ms"),
+    ("tpot", "TPOT", "ms"),
+    ("itl", "ITL", "ms"),
+    ("e2e", "E2E", "s"),
+)
 STATS = (("median", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
 
 
@@ -75,7 +81,10 @@ def frontier_charts(runs: Sequence[RunView]) -> list[Chart]:
             E2E,
             TPUT,
             axis_points(
-                _series(runs), E2E, TPUT, _intervals(runs, {"x": "median_e2e_s", "y": "tput_per_gpu"})
+                _series(runs),
+                E2E,
+                TPUT,
+                _intervals(runs, {"x": "median_e2e_s", "y": "tput_per_gpu"}),
             ),
             "lower",
             configs=configs,
@@ -101,8 +110,8 @@ def _sample_count(row: Row, metric: str) -> Any:
     return row.get(f"n_{metric}", row.get("n_ok"))
 
 
-def latency_rows(runs: Sequence[RunView], metric: str) -> list[dict[str, Any]]:
-    """One chart row per (point, percentile) of `metric`, in ms."""
+def latency_rows(runs: Sequence[RunView], metric: str, scale: float = 1e3) -> list[dict[str, Any]]:
+    """One chart row per (point, percentile) of `metric`, times `scale` (s -> ms: 1e3)."""
     out = []
     for run in runs:
         for r in run.rows:
@@ -116,7 +125,7 @@ def latency_rows(runs: Sequence[RunView], metric: str) -> list[dict[str, Any]]:
                     {
                         **facts,
                         "stat": shown,
-                        "y": v * 1e3,
+                        "y": v * scale,
                         "n": _sample_count(r, metric),
                         "few": "yes: too few for a 95 % interval"
                         if f"{stat}_{metric}" in few
@@ -135,43 +144,101 @@ def _level_title(runs: Sequence[RunView]) -> str:
     return "load (concurrency or req/s)"
 
 
-def latency_chart(runs: Sequence[RunView], metric: str, shown: str) -> Chart:
+def latency_chart(runs: Sequence[RunView], metric: str, shown: str, unit: str) -> Chart:
     """Percentiles of one latency against load: colour = configuration, dash = percentile."""
-    data = [d for d in latency_rows(runs, metric) if d["level"] is not None]
-    xs = {"field": "level", "type": "quantitative", "title": _level_title(runs),
-          "scale": scale_of([d["level"] for d in data])}
-    ys = {"field": "y", "type": "quantitative", "title": f"{shown} (ms)",
-          "scale": scale_of([d["y"] for d in data])}
-    color = {"field": "config", "type": "nominal", "title": "configuration (click to toggle)",
-             "scale": {"domain": [r.label for r in runs]},
-             "legend": {"orient": "bottom", "direction": "vertical", "labelLimit": 420}}
+    scale = 1e3 if unit == "ms" else 1.0
+    data = [d for d in latency_rows(runs, metric, scale) if d["level"] is not None]
+    xs = {
+        "field": "level",
+        "type": "quantitative",
+        "title": _level_title(runs),
+        "scale": scale_of([d["level"] for d in data]),
+    }
+    ys = {
+        "field": "y",
+        "type": "quantitative",
+        "title": f"{shown} ({unit})",
+        "scale": scale_of([d["y"] for d in data]),
+    }
+    color = {
+        "field": "config",
+        "type": "nominal",
+        "title": "configuration (click to toggle)",
+        "scale": {"domain": [r.label for r in runs]},
+        "legend": LEGEND,
+    }
     order = [s for _, s in STATS]
-    stat = {"field": "stat", "type": "nominal", "title": "percentile", "sort": order,
-            "scale": {"domain": order}}
-    tip = [{"field": "config", "title": "configuration"}, {"field": "point"},
-           {"field": "load"}, {"field": "stat", "title": "percentile"},
-           {"field": "y", "title": f"{shown} (ms)", "format": ",.4~g"},
-           {"field": "n", "title": "samples"}, {"field": "few", "title": "few samples"},
-           {"field": "validity"}, {"field": "reason"}]
+    stat = {
+        "field": "stat",
+        "type": "nominal",
+        "title": "percentile",
+        "sort": order,
+        "scale": {"domain": order},
+    }
+    tip = [
+        {"field": "config", "title": "configuration"},
+        {"field": "point"},
+        {"field": "load"},
+        {"field": "stat", "title": "percentile"},
+        {"field": "y", "title": f"{shown} ({unit})", "format": ",.4~g"},
+        {"field": "n", "title": "samples"},
+        {"field": "few", "title": "few samples"},
+        {"field": "validity"},
+        {"field": "reason"},
+    ]
     fade = {"condition": {"param": TOGGLE, "value": 1.0}, "value": 0.1}
     valid = [d for d in data if d["validity"] == "valid"]
     bad = [d for d in data if d["validity"] != "valid"]
     layers: list[dict[str, Any]] = [
-        {"data": {"values": valid}, "mark": {"type": "line", "strokeWidth": 1.6},
-         "encoding": {"x": xs, "y": ys, "color": color, "strokeDash": stat,
-                      "detail": {"field": "stat"}, "opacity": fade}},
-        {"name": "points", "data": {"values": valid},
-         "params": [{"name": TOGGLE, "select": {"type": "point", "fields": ["config"]},
-                     "bind": "legend"}],
-         "mark": {"type": "point", "filled": True, "size": 45},
-         "encoding": {"x": xs, "y": ys, "color": color, "shape": stat, "opacity": fade,
-                      "tooltip": tip}},
+        {
+            "data": {"values": valid},
+            "mark": {"type": "line", "strokeWidth": 1.6},
+            "encoding": {
+                "x": xs,
+                "y": ys,
+                "color": color,
+                "strokeDash": stat,
+                "detail": {"field": "stat"},
+                "opacity": fade,
+            },
+        },
+        {
+            "name": "points",
+            "data": {"values": valid},
+            "params": [
+                {
+                    "name": TOGGLE,
+                    "select": {"type": "point", "fields": ["config"]},
+                    "bind": "legend",
+                }
+            ],
+            "mark": {"type": "point", "filled": True, "size": 45},
+            "encoding": {
+                "x": xs,
+                "y": ys,
+                "color": color,
+                "shape": stat,
+                "opacity": fade,
+                "tooltip": tip,
+            },
+        },
     ]
     if bad:
-        layers.append({"name": "invalid", "data": {"values": bad},
-                       "mark": {"type": "point", "shape": "diamond", "filled": False,
-                                "size": 90, "strokeWidth": 1.8, "color": INVALID_GREY},
-                       "encoding": {"x": xs, "y": ys, "tooltip": tip}})
+        layers.append(
+            {
+                "name": "invalid",
+                "data": {"values": bad},
+                "mark": {
+                    "type": "point",
+                    "shape": "diamond",
+                    "filled": False,
+                    "size": 90,
+                    "strokeWidth": 1.8,
+                    "color": INVALID_GREY,
+                },
+                "encoding": {"x": xs, "y": ys, "tooltip": tip},
+            }
+        )
     title = f"{shown} percentiles by load"
     spec = {"title": title, "width": 380, "height": HEIGHT - 60, "layer": layers}
     return Chart(f"latency-{metric}", title, spec, len(data))
@@ -179,7 +246,7 @@ def latency_chart(runs: Sequence[RunView], metric: str, shown: str) -> Chart:
 
 def latency_charts(runs: Sequence[RunView]) -> list[Chart]:
     return [
-        latency_chart(runs, m, shown) for m, shown in LATENCIES if latency_rows(runs, m)
+        latency_chart(runs, m, shown, unit) for m, shown, unit in LATENCIES if latency_rows(runs, m)
     ]
 
 
@@ -237,11 +304,18 @@ def timeline_chart(name: str, timeline: Mapping[str, Any] | None) -> Chart | Non
         "encoding": {
             "x": {"field": "t", "type": "quantitative", "title": "time (s)"},
             "y": {"field": "requests", "type": "quantitative", "title": "requests"},
-            "color": {"field": "series", "type": "nominal", "title": None,
-                      "legend": {"orient": "bottom"}},
+            "color": {
+                "field": "series",
+                "type": "nominal",
+                "title": None,
+                "legend": {"orient": "bottom"},
+            },
             "strokeDash": {"field": "series", "type": "nominal", "legend": None},
-            "tooltip": [{"field": "series"}, {"field": "t", "title": "time (s)"},
-                        {"field": "requests"}],
+            "tooltip": [
+                {"field": "series"},
+                {"field": "t", "title": "time (s)"},
+                {"field": "requests"},
+            ],
         },
     }
     return Chart(f"timeline-{slug(name)}", title, spec, 0)

@@ -55,7 +55,9 @@ class Page:
             return
         method, p = msg.get("method"), msg.get("params", {})
         if method == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-            self.errors.append(" ".join(str(a.get("value", a.get("description"))) for a in p["args"]))
+            self.errors.append(
+                " ".join(str(a.get("value", a.get("description"))) for a in p["args"])
+            )
         elif method == "Runtime.exceptionThrown":
             self.errors.append(json.dumps(p["exceptionDetails"])[:500])
         elif method == "Log.entryAdded" and p["entry"].get("level") == "error":
@@ -110,8 +112,12 @@ async def open_page(path: Path) -> AsyncIterator[Page]:
     assert CHROMIUM is not None
     with tempfile.TemporaryDirectory() as profile:
         proc = await asyncio.create_subprocess_exec(
-            CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank",
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            "about:blank",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
             port = await _devtools_port(proc)

@@ -1,0 +1,81 @@
+"""The report's chart specs: axes, frontiers, invalid points and tooltips (no browser)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from report_fakes import row, sweep_a
+
+from scoville.report.charts import scale_of, validity
+from scoville.report.views import RunView, frontier_charts, latency_charts
+
+
+def _layer(spec: dict[str, Any], name: str) -> dict[str, Any]:
+    (layer,) = [x for x in spec["layer"] if x.get("name") == name]
+    return layer
+
+
+def test_log_axis_only_past_twenty_fold() -> None:
+    assert scale_of([180.0, 6104.0]) == {"type": "log"}  # 34x
+    assert scale_of([159.0, 290.0]) == {"zero": False}
+    assert scale_of([1.0, 20.0]) == {"zero": False}  # exactly 20x stays linear
+    assert scale_of([0.0, 100.0, 5000.0]) == {"zero": False}  # a zero cannot sit on a log axis
+
+
+def test_validity_reason_shown_or_derived() -> None:
+    assert validity(row("c1", 1, 1.0, 1.0, 1.0)) == ("valid", "-")
+    bad = row("c1", 1, 1.0, 1.0, 1.0, valid=False, invalid_reason="loop lag 41 ms")
+    assert validity(bad) == ("invalid", "loop lag 41 ms")
+    failed = row("c1", 1, 1.0, 1.0, 1.0, valid=False, failure_rate=0.12)
+    assert validity(failed) == ("invalid", "12.0% of measured requests failed (> 5 %)")
+
+
+def test_invalid_point_is_drawn_apart_and_off_the_frontier() -> None:
+    tput_vs_intvty, _ = frontier_charts([RunView("A", sweep_a())])
+    spec = tput_vs_intvty.spec
+    assert tput_vs_intvty.n_points == 4
+    assert [p["point"] for p in _layer(spec, "points")["data"]["values"]] == ["c1", "c4", "c64"]
+    (bad,) = _layer(spec, "invalid")["data"]["values"]
+    assert (bad["point"], bad["reason"], bad["load"]) == ("c16", "loop lag 41 ms", "concurrency 16")
+    assert _layer(spec, "invalid")["mark"]["filled"] is False
+    line = _layer(spec, "frontier")["data"]["values"]
+    assert min(p["x"] for p in line) == 160.0 and max(p["x"] for p in line) == 300.0
+    assert all(abs(p["x"] - 240.0) > 1e-9 or p["y"] != 1500.0 for p in line)
+    assert spec["layer"][0]["encoding"]["y"]["scale"] == {"type": "log"}  # 200 .. 6000
+
+
+def test_frontier_curve_stays_inside_its_points() -> None:
+    """The drawn curve passes through each frontier point and is never extrapolated."""
+    chart, _ = frontier_charts([RunView("A", sweep_a())])
+    line = _layer(chart.spec, "frontier")["data"]["values"]
+    knots = {(p["x"], p["y"]) for p in line}
+    assert {(300.0, 200.0), (280.0, 700.0), (160.0, 6000.0)} <= knots
+    assert all(200.0 - 1e-9 <= p["y"] <= 6000.0 + 1e-9 for p in line)
+
+
+def test_tooltip_names_point_load_samples_and_validity() -> None:
+    chart, _ = frontier_charts([RunView("A", sweep_a())])
+    fields = [t["field"] for t in _layer(chart.spec, "points")["encoding"]["tooltip"]]
+    for want in ("config", "point", "load", "x", "y", "n", "validity", "reason"):
+        assert want in fields, want
+    first = _layer(chart.spec, "points")["data"]["values"][0]
+    assert first["n"] == 40 and first["validity"] == "valid"
+
+
+def test_latency_percentiles_in_ms_with_sample_marks() -> None:
+    rows = [row("c1", 1, 300.0, 200.0, 0.9, few_samples=["p99_ttft"], n_ttft=40)]
+    ttft = next(c for c in latency_charts([RunView("A", rows)]) if c.name == "latency-ttft")
+    values = _layer(ttft.spec, "points")["data"]["values"]
+    assert [(v["stat"], round(v["y"], 6)) for v in values] == [
+        ("p50", 10.0),
+        ("p90", 20.0),
+        ("p99", 30.0),
+    ]
+    assert [v["few"] != "-" for v in values] == [False, False, True]
+    assert ttft.n_points == 3
+
+
+def test_legend_toggle_is_bound_on_every_xy_chart() -> None:
+    for chart in frontier_charts([RunView("A", sweep_a())]):
+        params = _layer(chart.spec, "points")["params"]
+        assert params[0]["bind"] == "legend" and params[0]["select"]["fields"] == ["config"]

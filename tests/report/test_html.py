@@ -1,0 +1,52 @@
+"""The page without a browser: self-contained, provenance first, tables, comparison."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from report_fakes import sweep_a, sweep_b, write_run
+
+from scoville.bundle.run import load_run
+from scoville.report.html import render, report_runs
+
+
+def _page(tmp_path: Path) -> str:
+    a = write_run(tmp_path / "run-a", sweep_a(), "A")
+    b = write_run(tmp_path / "run-b", sweep_b(), "B")
+    return render(report_runs([load_run(a), load_run(b)]), "t")
+
+
+def test_page_is_self_contained(tmp_path: Path) -> None:
+    html = _page(tmp_path)
+    assert not re.search(r"(src|href|url)\s*[=(]\s*[\"']?https?:", html)
+    assert "<script src" not in html and "<link" not in html
+    assert "window.vegaEmbed" in html  # the library is inlined, not fetched
+
+
+def test_provenance_comes_first(tmp_path: Path) -> None:
+    html = _page(tmp_path)
+    prov = html[html.index("<h2>Provenance</h2>") : html.index("<figure")]
+    for fact in ("feedc0ffee123456", "9.9.9", "twin / m", "f94765eab695bf27", "8 x A"):
+        assert fact in prov, fact
+    assert "power boundary" in prov and "none (no power declared" in prov
+
+
+def test_chart_specs_and_expected_counts(tmp_path: Path) -> None:
+    html = _page(tmp_path)
+    specs = json.loads(re.search(r"id='scoville-specs'>(.*?)</script>", html, re.S)[1])
+    counts = dict(re.findall(r"data-chart='([^']+)' data-points='(\d+)'", html))
+    assert counts["throughput-vs-interactivity"] == "8"  # 4 + 4 points
+    assert counts["latency-ttft"] == "24"  # 8 points x p50, p90, p99
+    assert set(counts) == set(specs)
+
+
+def test_tables_show_reason_samples_and_conventions(tmp_path: Path) -> None:
+    html = _page(tmp_path)
+    assert "NO: loop lag 41 ms" in html
+    metric_table = html[html.index("<table class='metrics'>") :]
+    assert "<code>ttft p99</code>" in metric_table
+    assert "samples (successful requests)" in metric_table
+    assert "linear interpolation between order statistics" in metric_table
+    assert "Comparison against" in html  # two configurations: the comparison table stays
