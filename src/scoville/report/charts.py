@@ -21,6 +21,7 @@ WIDTH, HEIGHT = 460, 300
 INVALID_GREY = "#8c8c8c"
 CURVE_SAMPLES = 48  # points a frontier curve is drawn with
 TOGGLE = "cfg"  # the legend-bound selection: click a configuration to show it alone
+TOGGLE_PARAM = {"name": TOGGLE, "select": {"type": "point", "fields": ["config"]}, "bind": "legend"}
 LEGEND = {  # symbols solid whichever layer the legend is merged from
     "orient": "bottom",
     "direction": "vertical",
@@ -114,15 +115,16 @@ def _tooltip(x: Axis, y: Axis, extra: Sequence[dict[str, Any]] = ()) -> list[dic
     ]
 
 
-def _enc(field: str, axis: Axis, scale: dict[str, Any]) -> dict[str, Any]:
-    return {"field": field, "type": "quantitative", "title": axis.title, "scale": scale}
+def quantitative(field: str, title: str, scale: dict[str, Any]) -> dict[str, Any]:
+    return {"field": field, "type": "quantitative", "title": title, "scale": scale}
 
 
-def _fade(on: float, off: float) -> dict[str, Any]:
+def fade(on: float, off: float) -> dict[str, Any]:
+    """Opacity `on` for the configurations the legend selects (all, at first), else `off`."""
     return {"condition": {"param": TOGGLE, "value": on}, "value": off}
 
 
-def _color(configs: Sequence[str]) -> dict[str, Any]:
+def color_by_config(configs: Sequence[str]) -> dict[str, Any]:
     """Colour by configuration, one fixed domain so every chart colours a run alike."""
     return {
         "field": "config",
@@ -133,25 +135,22 @@ def _color(configs: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _points_layers(pts: Sequence[dict[str, Any]], enc: Spec, tip: list[Any]) -> list[Spec]:
-    """Valid points (filled, colour = configuration, the legend toggle) and invalid ones."""
+def points_layers(
+    pts: Sequence[dict[str, Any]], enc: Spec, tip: list[Any], size: int = 70
+) -> list[Spec]:
+    """Valid points (filled, encoded by `enc`: x, y, colour = configuration, the legend
+    toggle) in layer "points"; invalid ones as hollow grey diamonds in layer "invalid"."""
     valid = [p for p in pts if p["validity"] == "valid"]
     bad = [p for p in pts if p["validity"] != "valid"]
     layers: list[Spec] = [
         {
             "name": "points",
             "data": {"values": valid},
-            "params": [
-                {
-                    "name": TOGGLE,
-                    "select": {"type": "point", "fields": ["config"]},
-                    "bind": "legend",
-                }
-            ],
-            "mark": {"type": "point", "filled": True, "size": 70},
+            "params": [TOGGLE_PARAM],
+            "mark": {"type": "point", "filled": True, "size": size},
             "encoding": {
                 **enc,
-                "opacity": _fade(1.0, 0.12),
+                "opacity": fade(1.0, 0.12),
                 "tooltip": tip,
             },
         }
@@ -165,7 +164,7 @@ def _points_layers(pts: Sequence[dict[str, Any]], enc: Spec, tip: list[Any]) -> 
                     "type": "point",
                     "shape": "diamond",
                     "filled": False,
-                    "size": 110,
+                    "size": size + 40,
                     "strokeWidth": 1.8,
                     "color": INVALID_GREY,
                 },
@@ -192,7 +191,7 @@ def _error_layers(pts: Sequence[dict[str, Any]], enc: Spec) -> list[Spec]:
                     "x2": {"field": "x_hi"},
                     "y": ys,
                     "color": color,
-                    "opacity": _fade(0.7, 0.05),
+                    "opacity": fade(0.7, 0.05),
                 },
             }
         )
@@ -206,7 +205,7 @@ def _error_layers(pts: Sequence[dict[str, Any]], enc: Spec) -> list[Spec]:
                     "y": {**ys, "field": "y_lo"},
                     "y2": {"field": "y_hi"},
                     "color": color,
-                    "opacity": _fade(0.7, 0.05),
+                    "opacity": fade(0.7, 0.05),
                 },
             }
         )
@@ -239,6 +238,40 @@ def _samples(lo: float, hi: float, log: bool, n: int = CURVE_SAMPLES) -> list[fl
     return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
 
 
+def _line_layers(
+    pts: Sequence[dict[str, Any]], band: Sequence[dict[str, Any]], enc: Spec, x_better: Better
+) -> list[Spec]:
+    """The band (rows {config, x, lo, hi}) under each configuration's frontier line."""
+    xs, ys = enc["x"], enc["y"]
+    layers: list[Spec] = []
+    if band:
+        layers.append(
+            {
+                "name": "band",
+                "data": {"values": list(band)},
+                "mark": {"type": "area", "opacity": 0.22},
+                "encoding": {
+                    "x": xs,
+                    "y": {**ys, "field": "lo"},
+                    "y2": {"field": "hi"},
+                    "color": enc["color"],
+                    "opacity": fade(0.25, 0.03),
+                },
+            }
+        )
+    line = frontier(pts, x_better, xs["scale"].get("type") == "log")
+    if line:
+        layers.append(
+            {
+                "name": "frontier",
+                "data": {"values": line},
+                "mark": {"type": "line", "strokeWidth": 2},
+                "encoding": {**enc, "opacity": fade(1.0, 0.1)},
+            }
+        )
+    return layers
+
+
 def xy_chart(
     name: str,
     title: str,
@@ -253,42 +286,19 @@ def xy_chart(
     (rows {config, x, lo, hi}) and error bars where points carry `x_lo`/`y_lo`."""
     all_x = [p["x"] for p in pts] + [b["x"] for b in band]
     all_y = [p["y"] for p in pts] + [v for b in band for v in (b["lo"], b["hi"])]
-    xs, ys = _enc("x", x, scale_of(all_x)), _enc("y", y, scale_of(all_y, zero=True))
-    color = _color(configs or sorted({p["config"] for p in pts}))
-    enc = {"x": xs, "y": ys, "color": color}
+    enc = {
+        "x": quantitative("x", x.title, scale_of(all_x)),
+        "y": quantitative("y", y.title, scale_of(all_y, zero=True)),
+        "color": color_by_config(configs or sorted({p["config"] for p in pts})),
+    }
     extra = [
         {"field": "y_lo", "title": "y 95 % low", "format": ",.4~g"},
         {"field": "y_hi", "title": "y 95 % high", "format": ",.4~g"},
     ]
     tip = _tooltip(x, y, extra if any("y_lo" in p for p in pts) else ())
-    layers: list[Spec] = []
-    if band:
-        layers.append(
-            {
-                "name": "band",
-                "data": {"values": list(band)},
-                "mark": {"type": "area", "opacity": 0.22},
-                "encoding": {
-                    "x": xs,
-                    "y": {**ys, "field": "lo"},
-                    "y2": {"field": "hi"},
-                    "color": color,
-                    "opacity": _fade(0.22, 0.03),
-                },
-            }
-        )
-    line = frontier(pts, x_better, xs["scale"].get("type") == "log")
-    if line:
-        layers.append(
-            {
-                "name": "frontier",
-                "data": {"values": line},
-                "mark": {"type": "line", "strokeWidth": 2},
-                "encoding": {**enc, "opacity": _fade(1.0, 0.1)},
-            }
-        )
+    layers = _line_layers(pts, band, enc, x_better)
     layers += _error_layers(pts, enc)
-    layers += _points_layers(pts, enc, tip)
+    layers += points_layers(pts, enc, tip)
     spec = {"title": title, "width": WIDTH, "height": HEIGHT, "layer": layers}
     return Chart(name, title, spec, len(pts))
 

@@ -12,13 +12,14 @@ from typing import Any
 from scoville.analysis.rows import Row, num
 from scoville.report.charts import (
     HEIGHT,
-    INVALID_GREY,
-    LEGEND,
-    TOGGLE,
     Axis,
     Chart,
     axis_points,
+    color_by_config,
+    fade,
     point_facts,
+    points_layers,
+    quantitative,
     scale_of,
     slug,
     xy_chart,
@@ -63,14 +64,16 @@ def frontier_charts(runs: Sequence[RunView]) -> list[Chart]:
     latency; per kW against interactivity when any point has a power basis."""
     configs = [r.label for r in runs]
     band = [{"config": r.label, **b} for r in runs for b in r.intervals.band]
-    ivs = _intervals(runs, {"x": "median_intvty", "y": "tput_per_gpu"})
+    by_intvty = _intervals(runs, {"x": "median_intvty", "y": "tput_per_gpu"})
+    by_e2e = _intervals(runs, {"x": "median_e2e_s", "y": "tput_per_gpu"})
+    series = _series(runs)
     out = [
         xy_chart(
             "throughput-vs-interactivity",
             "Throughput vs interactivity",
             INTVTY,
             TPUT,
-            axis_points(_series(runs), INTVTY, TPUT, ivs),
+            axis_points(series, INTVTY, TPUT, by_intvty),
             "higher",
             band,
             configs,
@@ -80,26 +83,17 @@ def frontier_charts(runs: Sequence[RunView]) -> list[Chart]:
             "Throughput vs end-to-end latency",
             E2E,
             TPUT,
-            axis_points(
-                _series(runs),
-                E2E,
-                TPUT,
-                _intervals(runs, {"x": "median_e2e_s", "y": "tput_per_gpu"}),
-            ),
+            axis_points(series, E2E, TPUT, by_e2e),
             "lower",
             configs=configs,
         ),
     ]
     if any(num(p, "tput_per_kw") for r in runs for p in r.rows):
-        pts = axis_points(_series(runs), INTVTY, TPUT_KW)
+        pts = axis_points(series, INTVTY, TPUT_KW)
+        title = "Throughput per kW vs interactivity"
         out.append(
             xy_chart(
-                "throughput-per-kw-vs-interactivity",
-                "Throughput per kW vs interactivity",
-                INTVTY,
-                TPUT_KW,
-                pts,
-                configs=configs,
+                "throughput-per-kw-vs-interactivity", title, INTVTY, TPUT_KW, pts, configs=configs
             )
         )
     return out
@@ -144,38 +138,8 @@ def _level_title(runs: Sequence[RunView]) -> str:
     return "load (concurrency or req/s)"
 
 
-def latency_chart(runs: Sequence[RunView], metric: str, shown: str, unit: str) -> Chart:
-    """Percentiles of one latency against load: colour = configuration, dash = percentile."""
-    scale = 1e3 if unit == "ms" else 1.0
-    data = [d for d in latency_rows(runs, metric, scale) if d["level"] is not None]
-    xs = {
-        "field": "level",
-        "type": "quantitative",
-        "title": _level_title(runs),
-        "scale": scale_of([d["level"] for d in data]),
-    }
-    ys = {
-        "field": "y",
-        "type": "quantitative",
-        "title": f"{shown} ({unit})",
-        "scale": scale_of([d["y"] for d in data]),
-    }
-    color = {
-        "field": "config",
-        "type": "nominal",
-        "title": "configuration (click to toggle)",
-        "scale": {"domain": [r.label for r in runs]},
-        "legend": LEGEND,
-    }
-    order = [s for _, s in STATS]
-    stat = {
-        "field": "stat",
-        "type": "nominal",
-        "title": "percentile",
-        "sort": order,
-        "scale": {"domain": order},
-    }
-    tip = [
+def _latency_tooltip(shown: str, unit: str) -> list[dict[str, Any]]:
+    return [
         {"field": "config", "title": "configuration"},
         {"field": "point"},
         {"field": "load"},
@@ -186,59 +150,37 @@ def latency_chart(runs: Sequence[RunView], metric: str, shown: str, unit: str) -
         {"field": "validity"},
         {"field": "reason"},
     ]
-    fade = {"condition": {"param": TOGGLE, "value": 1.0}, "value": 0.1}
-    valid = [d for d in data if d["validity"] == "valid"]
-    bad = [d for d in data if d["validity"] != "valid"]
-    layers: list[dict[str, Any]] = [
-        {
-            "data": {"values": valid},
-            "mark": {"type": "line", "strokeWidth": 1.6},
-            "encoding": {
-                "x": xs,
-                "y": ys,
-                "color": color,
-                "strokeDash": stat,
-                "detail": {"field": "stat"},
-                "opacity": fade,
-            },
+
+
+def latency_chart(runs: Sequence[RunView], metric: str, shown: str, unit: str) -> Chart:
+    """Percentiles of one latency against load: colour = configuration, dash and shape =
+    percentile; lines join valid points only."""
+    data = [d for d in latency_rows(runs, metric, 1e3 if unit == "ms" else 1.0) if d["level"]]
+    order = [s for _, s in STATS]
+    stat = {
+        "field": "stat",
+        "type": "nominal",
+        "title": "percentile",
+        "sort": order,
+        "scale": {"domain": order},
+    }
+    enc = {
+        "x": quantitative("level", _level_title(runs), scale_of([d["level"] for d in data])),
+        "y": quantitative("y", f"{shown} ({unit})", scale_of([d["y"] for d in data])),
+        "color": color_by_config([r.label for r in runs]),
+    }
+    line = {
+        "data": {"values": [d for d in data if d["validity"] == "valid"]},
+        "mark": {"type": "line", "strokeWidth": 1.6},
+        "encoding": {
+            **enc,
+            "strokeDash": stat,
+            "detail": {"field": "stat"},
+            "opacity": fade(1.0, 0.1),
         },
-        {
-            "name": "points",
-            "data": {"values": valid},
-            "params": [
-                {
-                    "name": TOGGLE,
-                    "select": {"type": "point", "fields": ["config"]},
-                    "bind": "legend",
-                }
-            ],
-            "mark": {"type": "point", "filled": True, "size": 45},
-            "encoding": {
-                "x": xs,
-                "y": ys,
-                "color": color,
-                "shape": stat,
-                "opacity": fade,
-                "tooltip": tip,
-            },
-        },
-    ]
-    if bad:
-        layers.append(
-            {
-                "name": "invalid",
-                "data": {"values": bad},
-                "mark": {
-                    "type": "point",
-                    "shape": "diamond",
-                    "filled": False,
-                    "size": 90,
-                    "strokeWidth": 1.8,
-                    "color": INVALID_GREY,
-                },
-                "encoding": {"x": xs, "y": ys, "tooltip": tip},
-            }
-        )
+    }
+    tip = _latency_tooltip(shown, unit)
+    layers = [line, *points_layers(data, {**enc, "shape": stat}, tip, size=45)]
     title = f"{shown} percentiles by load"
     spec = {"title": title, "width": 380, "height": HEIGHT - 60, "layer": layers}
     return Chart(f"latency-{metric}", title, spec, len(data))
