@@ -7,7 +7,13 @@ from typing import Any
 from report_fakes import row, sweep_a
 
 from scoville.report.charts import scale_of, validity
-from scoville.report.views import RunView, frontier_charts, latency_charts
+from scoville.report.views import (
+    RunView,
+    agentic_chart,
+    frontier_charts,
+    latency_charts,
+    timeline_chart,
+)
 
 
 def _layer(spec: dict[str, Any], name: str) -> dict[str, Any]:
@@ -79,3 +85,29 @@ def test_legend_toggle_is_bound_on_every_xy_chart() -> None:
     for chart in frontier_charts([RunView("A", sweep_a())]):
         params = _layer(chart.spec, "points")["params"]
         assert params[0]["bind"] == "legend" and params[0]["select"]["fields"] == ["config"]
+
+
+def test_agentic_replay_chart_uses_its_own_validity() -> None:
+    rows = [
+        {"lanes": 2, "n_ok": 30, "n_sent": 30, "intvty_agentx": 90.0,
+         "output_tput_per_accelerator": 400.0, "agentic_valid": True},
+        {"lanes": 8, "n_ok": 30, "n_sent": 30, "intvty_agentx": 60.0,
+         "output_tput_per_accelerator": 900.0, "agentic_valid": False},
+    ]  # fmt: skip
+    chart = agentic_chart(RunView("A (lanes)", rows))
+    assert chart is not None and chart.name == "agentic-a-lanes" and chart.n_points == 2
+    (bad,) = _layer(chart.spec, "invalid")["data"]["values"]
+    assert bad["load"] == "8 lanes"
+    assert agentic_chart(RunView("A", sweep_a())) is None
+
+
+def test_timeline_chart_skips_missing_samples() -> None:
+    tl = {"t_s": [0.0, 1.0, 2.0], "running_requests": [1, None, 3], "client_inflight": [1, 2, 3]}
+    chart = timeline_chart("run 1", tl)
+    assert chart is not None and chart.name == "timeline-run-1"
+    values = chart.spec["data"]["values"]
+    assert [(v["series"], v["t"]) for v in values if v["series"] == "server running"] == [
+        ("server running", 0.0),
+        ("server running", 2.0),
+    ]
+    assert len(values) == 5 and timeline_chart("x", None) is None

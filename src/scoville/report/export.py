@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from scoville.report import vega
 from scoville.report.html import ReportRun, report_charts
@@ -17,7 +18,7 @@ def export_charts(runs: Sequence[ReportRun], fmt: ChartFormat, out_dir: Path) ->
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for chart in report_charts(runs):
-        spec = {**chart.spec, "background": "white"}
+        spec = _static(chart.spec)
         path = out_dir / f"{chart.name}.{fmt}"
         if fmt == "png":
             path.write_bytes(vega.to_png(spec))
@@ -25,3 +26,9 @@ def export_charts(runs: Sequence[ReportRun], fmt: ChartFormat, out_dir: Path) ->
             path.write_text(vega.to_svg(spec), encoding="utf-8")
         paths.append(path)
     return paths
+
+
+def _static(spec: dict[str, Any]) -> dict[str, Any]:
+    """A chart for a slide: white background; legends lose the "click to toggle" hint."""
+    text = json.dumps(spec).replace(" (click to toggle)", "")
+    return {**json.loads(text), "background": "white"}

@@ -35,11 +35,11 @@ body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1180px;color:#
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f4f4f4}
-td.l,th.l{text-align:left}.bad{background:#fde2e2}.note{color:#555;font-size:.9em}
-table.prov{display:inline-table;margin-right:1em;vertical-align:top}
+td.l,th.l{text-align:left}td.why{text-align:left;min-width:16em}.bad{background:#fde2e2}.note{color:#555;font-size:.9em}
+.scroll{overflow-x:auto;max-width:100%}
 pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
 .charts{display:flex;flex-wrap:wrap;gap:.5em}
-figure.chart{margin:.3em;min-width:480px;min-height:320px}
+figure.chart{margin:.3em;min-height:320px;max-width:100%;overflow-x:auto}
 """
 
 EMBED_JS = """
@@ -184,7 +184,7 @@ def render(
     libs = ", ".join(f"{k} {v}" for k, v in vega.versions().items())
     body = [
         f"<h1>{escape(title)}</h1><h2>Provenance</h2>",
-        "".join(tables.provenance(r.label, r.summary, r.spec, r.manifest) for r in runs),
+        tables.provenance([r.label for r in runs], [(r.summary, r.spec, r.manifest) for r in runs]),
         f"<p class='note'>Charts drawn with {escape(libs)}, inlined in this file.</p>",
         _reading_note(runs),
         f"<div class='charts'>{''.join(_figure(c) for c in charts)}</div>",

@@ -63,44 +63,58 @@ def _boundary(summary: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     return f"none (no power declared; spec boundary {acc.get('power_boundary', '-')})"
 
 
-def provenance(
-    label: str, summary: Mapping[str, Any], spec_doc: Mapping[str, Any], manifest: Mapping[str, Any]
-) -> str:
-    """Where one run's numbers come from: hashes, versions, target, power boundary, shape."""
-    spec = spec_doc.get("spec", {})
-    target = manifest.get("target", {})
-    client = manifest.get("client", {})
-    shape = spec.get("shape", {})
-    rows = summary.get("points", [])
-    acc = rows[0].get("n_accelerators") if rows else None
-    facts = [
-        ("run", summary.get("run_id", "-")),
-        ("spec hash", summary.get("spec_hash", "-")),
-        ("scoville", client.get("scoville", "-")),
-        (
-            "target",
-            " / ".join(
-                str(v)
-                for v in (target.get("kind"), target.get("model"), target.get("base_url"))
-                if v
-            )
-            or "-",
-        ),
-        ("target fingerprint", target_fingerprint(manifest)),
-        ("accelerators", f"{acc} x {rows[0].get('system', '-')}" if rows else "-"),
-        ("power boundary", _boundary(summary, spec)),
-        (
-            "shape",
-            f"ISL {shape.get('isl_tokens', '-')} / OSL {shape.get('osl_tokens', '-')} "
-            f"tokens, range ratio {summary.get('range_ratio', '-')}",
-        ),
-        ("time (UTC)", f"{manifest.get('started_utc', '-')} to {manifest.get('ended_utc', '-')}"),
+Provenance = tuple[
+    Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]
+]  # summary, spec, manifest
+
+
+def _facts(
+    summary: Mapping[str, Any], spec_doc: Mapping[str, Any], manifest: Mapping[str, Any]
+) -> list[str]:
+    """One run's provenance, in PROVENANCE_ROWS order."""
+    spec, target = spec_doc.get("spec", {}), manifest.get("target", {})
+    shape, rows = spec.get("shape", {}), summary.get("points", [])
+    where = (target.get("kind"), target.get("model"), target.get("base_url"))
+    acc = f"{rows[0].get('n_accelerators')} x {rows[0].get('system', '-')}" if rows else "-"
+    return [
+        str(summary.get("run_id", "-")),
+        str(summary.get("spec_hash", "-")),
+        str(manifest.get("client", {}).get("scoville", "-")),
+        " / ".join(str(v) for v in where if v) or "-",
+        target_fingerprint(manifest),
+        acc,
+        _boundary(summary, spec),
+        f"ISL {shape.get('isl_tokens', '-')} / OSL {shape.get('osl_tokens', '-')} tokens, "
+        f"range ratio {summary.get('range_ratio', '-')}",
+        f"{manifest.get('started_utc', '-')} to {manifest.get('ended_utc', '-')}",
     ]
+
+
+PROVENANCE_ROWS = (
+    "run",
+    "spec hash",
+    "scoville",
+    "target",
+    "target fingerprint",
+    "accelerators",
+    "power boundary",
+    "shape",
+    "time (UTC)",
+)
+
+
+def provenance(labels: Sequence[str], runs: Sequence[Provenance]) -> str:
+    """Where each run's numbers come from (one column per run): hashes, versions, target,
+    power boundary, shape, times."""
+    cols = [_facts(*run) for run in runs]
+    head = "<tr><th></th>" + "".join(f"<th class='l'>{escape(lab)}</th>" for lab in labels)
     body = "".join(
-        f"<tr><th class='l'>{escape(k)}</th><td class='l'><code>{escape(str(v))}</code></td></tr>"
-        for k, v in facts
+        f"<tr><th class='l'>{escape(name)}</th>"
+        + "".join(f"<td class='l'><code>{escape(col[i])}</code></td>" for col in cols)
+        + "</tr>"
+        for i, name in enumerate(PROVENANCE_ROWS)
     )
-    return f"<table class='prov' data-run='{escape(label)}'>{body}</table>"
+    return f"<div class='scroll'><table class='prov'>{head}</tr>{body}</table></div>"
 
 
 POINT_COLUMNS: tuple[tuple[str, str, float, int], ...] = (
@@ -129,23 +143,28 @@ def _marked(r: Row, key: str, scale: float, digits: int) -> str:
 
 
 def point_table(rows: Sequence[Row]) -> str:
-    """The headline numbers, one row per point; invalid rows shaded with their reason."""
+    """The headline numbers, one row per point; invalid rows shaded, their reason last."""
     head = ("point", "load", "ok/sent", "fail %", "valid", *(h for _, h, _, _ in POINT_COLUMNS))
-    html = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    head += ("why invalid",)
+    html = ["<div class='scroll'><table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for r in rows:
         ok, reason = validity(r)
         cls = "" if ok == "valid" else ' class="bad"'
-        shown = "yes" if ok == "valid" else f"NO: {escape(reason)}"
         cells = [
             escape(str(r["point_id"])),
             escape(load_text(r)),
             f"{r['n_ok']}/{r['n_sent']}",
             cell(r.get("failure_rate"), 100),
-            shown,
+            "yes" if ok == "valid" else "NO",
         ]
         cells += [_marked(r, k, s, d) for k, _, s, d in POINT_COLUMNS]
-        html.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return "\n".join(html) + "</table>"
+        why = "" if ok == "valid" else escape(reason)
+        html.append(
+            f"<tr{cls}>"
+            + "".join(f"<td>{c}</td>" for c in cells)
+            + f"<td class='why'>{why}</td></tr>"
+        )
+    return "\n".join(html) + "</table></div>"
 
 
 def _metric_rows(m: MetricDef) -> list[tuple[str, str, float, str]]:
@@ -196,7 +215,7 @@ def metric_table(rows: Sequence[Row]) -> str:
     ]
     for m in METRICS:
         body += _metric_block(m, rows)
-    return f"<table class='metrics'>{head}{''.join(body)}</table>"
+    return f"<div class='scroll'><table class='metrics'>{head}{''.join(body)}</table></div>"
 
 
 def definitions() -> str:
@@ -236,4 +255,4 @@ def agentic_table(rows: Sequence[Row]) -> str:
     for p in rows:
         cells = "".join(f"<td>{cell(p.get(k), s, d)}</td>" for k, _, s, d in AGENTIC_COLUMNS)
         body += f"<tr>{cells}<td>{'yes' if p.get('agentic_valid') else 'NO'}</td></tr>"
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>"
