@@ -168,7 +168,12 @@ def points_layers(
                     "strokeWidth": 1.8,
                     "color": INVALID_GREY,
                 },
-                "encoding": {"x": enc["x"], "y": enc["y"], "tooltip": tip},
+                "encoding": {
+                    "x": enc["x"],
+                    "y": enc["y"],
+                    "opacity": fade(1.0, 0.12),
+                    "tooltip": tip,
+                },
             }
         )
     return layers
