@@ -6,10 +6,11 @@ import json
 import re
 from pathlib import Path
 
-from report_fakes import sweep_a, sweep_b, write_run
+from report_fakes import row, sweep_a, sweep_b, write_run
 
 from scoville.bundle.run import load_run
 from scoville.report.html import render, report_runs
+from scoville.report.tables import point_table
 
 
 def _page(tmp_path: Path) -> str:
@@ -50,3 +51,10 @@ def test_tables_show_reason_samples_and_conventions(tmp_path: Path) -> None:
     assert "samples (successful requests)" in metric_table
     assert "linear interpolation between order statistics" in metric_table
     assert "Comparison against" in html  # two configurations: the comparison table stays
+
+
+def test_a_few_sample_percentile_is_starred_with_its_count() -> None:
+    r = row("c8", 8, 100.0, 100.0, 1.0, p99_ttft=0.25, n_ttft=80, few_samples=["p99_ttft"])
+    html = point_table([r])
+    assert "250.0*</span>" in html and "n = 80: too few samples" in html
+    assert "30.0*" not in point_table([row("c8", 8, 100.0, 100.0, 1.0)])

@@ -135,11 +135,15 @@ POINT_COLUMNS: tuple[tuple[str, str, float, int], ...] = (
 
 
 def _marked(r: Row, key: str, scale: float, digits: int) -> str:
-    """A percentile cell; one the row flags as from too few samples is marked with `*`."""
+    """A percentile cell; one the row flags as from too few samples (`few_samples`) is
+    starred, with its sample count (`n_<metric>`; interactivity counts TPOT's) in the title."""
     text = cell(r.get(key), scale, digits)
     if key not in (r.get("few_samples") or ()):
         return text
-    return f"<span title='too few samples for a 95 % interval'>{text}*</span>"
+    stem = key.split("_", 1)[1]
+    n = r.get(f"n_{'tpot' if stem == 'intvty' else stem}", r.get("n_ok"))
+    tip = f"n = {n}: too few samples for a 95 % interval"
+    return f"<span title='{escape(tip)}'>{text}*</span>"
 
 
 def point_table(rows: Sequence[Row]) -> str:
