@@ -111,3 +111,8 @@ def test_timeline_chart_skips_missing_samples() -> None:
         ("server running", 2.0),
     ]
     assert len(values) == 5 and timeline_chart("x", None) is None
+
+
+def test_rows_without_the_axes_draw_no_empty_frontier() -> None:
+    lanes_only = [{"lanes": 2, "n_ok": 3, "n_sent": 3, "intvty_agentx": 9.0}]
+    assert frontier_charts([RunView("A", lanes_only)]) == []

@@ -61,7 +61,8 @@ def _series(runs: Sequence[RunView]) -> dict[str, Sequence[Row]]:
 
 def frontier_charts(runs: Sequence[RunView]) -> list[Chart]:
     """Throughput per accelerator against interactivity (band, error bars) and against E2E
-    latency; per kW against interactivity when any point has a power basis."""
+    latency; per kW against interactivity when any point has a power basis. A chart with no
+    point to draw is left out."""
     configs = [r.label for r in runs]
     band = [{"config": r.label, **b} for r in runs for b in r.intervals.band]
     by_intvty = _intervals(runs, {"x": "median_intvty", "y": "tput_per_gpu"})
@@ -96,7 +97,7 @@ def frontier_charts(runs: Sequence[RunView]) -> list[Chart]:
                 "throughput-per-kw-vs-interactivity", title, INTVTY, TPUT_KW, pts, configs=configs
             )
         )
-    return out
+    return [c for c in out if c.n_points]  # agentic replay rows have their own chart
 
 
 def _sample_count(row: Row, metric: str) -> Any:
