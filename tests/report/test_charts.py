@@ -7,11 +7,13 @@ from typing import Any
 from report_fakes import row, sweep_a
 
 from scoville.report.charts import scale_of, validity
+from scoville.report.vega import to_svg
 from scoville.report.views import (
     RunView,
     agentic_chart,
     frontier_charts,
     latency_charts,
+    line_chart,
     timeline_chart,
 )
 
@@ -116,3 +118,13 @@ def test_timeline_chart_skips_missing_samples() -> None:
 def test_rows_without_the_axes_draw_no_empty_frontier() -> None:
     lanes_only = [{"lanes": 2, "n_ok": 3, "n_sent": 3, "intvty_agentx": 9.0}]
     assert frontier_charts([RunView("A", lanes_only)]) == []
+
+
+def test_line_chart_joins_all_but_points_only_series() -> None:
+    series = {"H200 m": [(1.0, 100.0, "run 1"), (2.0, 80.0, "run 2")], "change": [(2.0, 80.0, "")]}
+    chart = line_chart("trend", "tput over runs", ("run", "tok/s"), series, points_only=["change"])
+    line, points = chart.spec["layer"]
+    assert [d["series"] for d in line["data"]["values"]] == ["H200 m", "H200 m"]
+    assert chart.n_points == 3 and len(points["data"]["values"]) == 3
+    svg = to_svg(chart.spec)
+    assert svg.startswith("<svg") and "tput over runs" in svg

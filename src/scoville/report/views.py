@@ -12,6 +12,7 @@ from typing import Any
 from scoville.analysis.rows import Row, num
 from scoville.report.charts import (
     HEIGHT,
+    WIDTH,
     Axis,
     Chart,
     axis_points,
@@ -262,3 +263,41 @@ def timeline_chart(name: str, timeline: Mapping[str, Any] | None) -> Chart | Non
         },
     }
     return Chart(f"timeline-{slug(name)}", title, spec, 0)
+
+
+def line_chart(
+    name: str,
+    title: str,
+    axes: tuple[str, str],
+    series: Mapping[str, Sequence[tuple[float, float, str]]],
+    points_only: Sequence[str] = (),
+) -> Chart:
+    """A plain chart of labelled (x, y, label) series, each joined by a line unless named in
+    `points_only` (e.g. change points over a trend); log y past a 20x span. For a static
+    picture, `vega.to_svg(chart.spec)`."""
+    data: list[dict[str, Any]] = [
+        {"series": s, "x": x, "y": y, "label": label}
+        for s, pts in series.items()
+        for x, y, label in pts
+    ]
+    x = quantitative("x", axes[0], {"zero": False})
+    y = quantitative("y", axes[1], scale_of([v for pts in series.values() for _, v, _ in pts]))
+    color = {"field": "series", "type": "nominal", "title": None, "legend": {"orient": "bottom"}}
+    tip = [
+        {"field": "series"},
+        {"field": "label"},
+        {"field": "x", "title": axes[0]},
+        {"field": "y", "title": axes[1], "format": ",.4~g"},
+    ]
+    joined = [d for d in data if d["series"] not in points_only]
+    layers = [
+        {"data": {"values": joined}, "mark": "line", "encoding": {"x": x, "y": y, "color": color}},
+        {
+            "name": "points",
+            "data": {"values": data},
+            "mark": {"type": "point", "filled": True},
+            "encoding": {"x": x, "y": y, "color": color, "tooltip": tip},
+        },
+    ]
+    spec = {"title": title, "width": WIDTH, "height": HEIGHT, "layer": layers}
+    return Chart(slug(name), title, spec, len(data))
