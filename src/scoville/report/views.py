@@ -295,7 +295,7 @@ def line_chart(
         {
             "name": "points",
             "data": {"values": data},
-            "mark": {"type": "point", "filled": True},
+            "mark": {"type": "point", "filled": True, "size": 70},
             "encoding": {"x": x, "y": y, "color": color, "tooltip": tip},
         },
     ]
