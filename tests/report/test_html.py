@@ -58,3 +58,18 @@ def test_a_few_sample_percentile_is_starred_with_its_count() -> None:
     html = point_table([r])
     assert "250.0*</span>" in html and "n = 80: too few samples" in html
     assert "30.0*" not in point_table([row("c8", 8, 100.0, 100.0, 1.0)])
+
+
+def test_odd_runs_still_render(tmp_path: Path) -> None:
+    """A run with no point, one whose every point is invalid, an open-loop sweep."""
+    empty = write_run(tmp_path / "empty", [], "E")
+    bad = [row("c1", 1, 300.0, 200.0, 0.9, system="X", valid=False, failure_rate=0.5)]
+    rates = [
+        {**row("r1", 1, 280.0, 700.0, 1.0, system="R"), "conc": None, "request_rate": 1.5},
+        {**row("r2", 1, 250.0, 900.0, 1.1, system="R"), "conc": None, "request_rate": 3.0},
+    ]
+    runs = [load_run(empty), load_run(write_run(tmp_path / "bad", bad, "X"))]
+    runs.append(load_run(write_run(tmp_path / "rates", rates, "R")))
+    html = render(report_runs(runs), "odd")
+    assert "50.0% of measured requests failed (&gt; 5 %)" in html
+    assert "1.5 req/s" in html and "<h2>Metric definitions</h2>" in html

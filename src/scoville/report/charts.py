@@ -18,6 +18,7 @@ from scoville.analysis.rows import Row, num
 
 LOG_SPAN = 20.0  # an axis whose data spans more than this ratio is drawn on a log scale
 WIDTH, HEIGHT = 460, 300
+PAD_PX = 10
 INVALID_GREY = "#8c8c8c"
 CURVE_SAMPLES = 48  # points a frontier curve is drawn with
 TOGGLE = "cfg"  # the legend-bound selection: click a configuration to show it alone
@@ -55,11 +56,12 @@ def slug(text: str) -> str:
 
 
 def scale_of(values: Sequence[float], zero: bool = False) -> dict[str, Any]:
-    """Log when every value is positive and the data span more than LOG_SPAN x."""
+    """Log when every value is positive and the data span more than LOG_SPAN x. A few pixels
+    of padding keep a point at the data's edge off the frame (not below a zero baseline)."""
     pos = [v for v in values if v > 0]
     if pos and len(pos) == len(values) and max(pos) / min(pos) > LOG_SPAN:
-        return {"type": "log"}
-    return {"zero": zero}
+        return {"type": "log", "padding": PAD_PX}
+    return {"zero": True} if zero else {"zero": False, "padding": PAD_PX}
 
 
 def load_text(row: Row) -> str:

@@ -119,7 +119,7 @@ def _comparison(runs: Sequence[ReportRun]) -> tuple[str, str] | None:
     rows = [p for r in runs for p in r.rows]
     if len(group_rows(rows)) < 2:
         return None
-    baseline = GroupKey.of(runs[0].rows[0]).label()
+    baseline = GroupKey.of(rows[0]).label()  # the first run that has points
     tables_ = compare_groups(rows, baseline)
     return f"Comparison against {baseline}", "".join(html_table(t) for t in tables_)
 

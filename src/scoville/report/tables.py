@@ -85,7 +85,7 @@ def _facts(
         acc,
         _boundary(summary, spec),
         f"ISL {shape.get('isl_tokens', '-')} / OSL {shape.get('osl_tokens', '-')} tokens, "
-        f"range ratio {summary.get('range_ratio', '-')}",
+        f"range ratio {summary.get('range_ratio') or '-'}",
         f"{manifest.get('started_utc', '-')} to {manifest.get('ended_utc', '-')}",
     ]
 
