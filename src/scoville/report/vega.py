@@ -36,23 +36,30 @@ def cache_dir() -> Path:
     return Path(base) / "scoville"
 
 
+def bundle_path() -> Path:
+    """Where the bundle of the installed library versions is cached."""
+    key = hashlib.sha256(repr((sorted(versions().items()), SNIPPET)).encode()).hexdigest()[:12]
+    return cache_dir() / f"vega-bundle-{key}.js"
+
+
 @functools.cache
 def bundle() -> str:
     """The minified bundle that defines window.vegaEmbed, window.vega and window.vegaLite."""
-    v = versions()
-    key = hashlib.sha256(repr((sorted(v.items()), SNIPPET)).encode()).hexdigest()[:12]
-    path = cache_dir() / f"vega-bundle-{key}.js"
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
+        path = bundle_path()
+        cached = path.read_text(encoding="utf-8")
+        if "window.vegaEmbed" in cached:
+            return cached
+    except (OSError, RuntimeError):  # no cache yet, or no home directory to hold one
         pass
     text: str = vlc.javascript_bundle(SNIPPET, vl_version=VL_VERSION)
     try:
+        path = bundle_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)  # atomic: a concurrent report never reads half a bundle
-    except OSError:
+    except (OSError, RuntimeError):
         pass
     return text
 
