@@ -23,6 +23,7 @@ from scoville.analysis.load import load_point_arrays
 from scoville.analysis.rows import Row, num
 
 LEVEL = 0.95
+MAX_RECORDS_BYTES = 200_000_000  # past this, reading records would dominate writing a report
 BAND_STEPS = 24  # x positions the band is read at, between the frontier's ends
 
 
@@ -77,8 +78,15 @@ def run_intervals(
     """Intervals for one run directory's points; empty with a note when it has no records."""
     if n_resamples <= 0:
         return RunIntervals(note="no intervals (resampling off)")
-    if not (run_dir / "records.jsonl").is_file():
+    records = run_dir / "records.jsonl"
+    if not records.is_file():
         return RunIntervals(note="no intervals: the run kept no per-request records")
+    if records.stat().st_size > MAX_RECORDS_BYTES:
+        size_mb = records.stat().st_size / 1e6
+        return RunIntervals(
+            note=f"no intervals: records.jsonl is {size_mb:,.0f} MB "
+            f"(over {MAX_RECORDS_BYTES / 1e6:,.0f} MB; `scoville compare --ci` resamples it)"
+        )
     arrays = load_point_arrays(run_dir)
     n_acc = int(num(rows[0], "n_accelerators") or 1) if rows else 1
     points = {
