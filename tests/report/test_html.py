@@ -73,3 +73,18 @@ def test_odd_runs_still_render(tmp_path: Path) -> None:
     html = render(report_runs(runs), "odd")
     assert "50.0% of measured requests failed (&gt; 5 %)" in html
     assert "1.5 req/s" in html and "<h2>Metric definitions</h2>" in html
+
+
+def test_repeated_runs_get_a_mean_series_with_a_band(tmp_path: Path) -> None:
+    a1 = write_run(tmp_path / "a1", sweep_b(), "B")
+    a2 = write_run(
+        tmp_path / "a2", [{**r, "tput_per_gpu": r["tput_per_gpu"] * 1.1} for r in sweep_b()], "B"
+    )
+    html = render(report_runs([load_run(a1), load_run(a2)]), "t")
+    specs = json.loads(re.search(r"id='scoville-specs'>(.*?)</script>", html, re.S)[1])
+    layers = specs["throughput-vs-interactivity"]["layer"]
+    (band,) = [x for x in layers if x.get("name") == "band"]
+    assert {b["config"] for b in band["data"]["values"]} == {"B (vllm, fp8) (mean of 2 runs)"}
+    points = next(x for x in layers if x.get("name") == "points")["data"]["values"]
+    assert len(points) == 12  # 4 points of each run and their 4 means
+    assert "B (vllm, fp8) [a1]" in html and "band over 2 runs" in html

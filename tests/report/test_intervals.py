@@ -9,7 +9,7 @@ import pytest
 
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import RecordSink
-from scoville.report.intervals import run_intervals
+from scoville.report.intervals import repeats_band, run_intervals
 
 MS = 1_000_000
 
@@ -61,3 +61,20 @@ def test_an_invalid_point_leaves_the_band(tmp_path: Path) -> None:
 def test_no_records_no_intervals(tmp_path: Path) -> None:
     ivs = run_intervals(tmp_path, [{"point_id": "c1"}])
     assert ivs.band == () and ivs.points == {} and "no per-request records" in ivs.note
+
+
+def test_repeats_band_over_runs() -> None:
+    """Two runs of one configuration: the mean points sit halfway; resampling runs gives a
+    band between the two runs' frontiers (all-first, all-second or mixed)."""
+    run_1 = [
+        {"point_id": "c1", "median_intvty": 100.0, "tput_per_gpu": 400.0, "n_ok": 10, "n_sent": 10},
+        {"point_id": "c4", "median_intvty": 50.0, "tput_per_gpu": 800.0, "n_ok": 40, "n_sent": 40},
+    ]
+    run_2 = [{**r, "tput_per_gpu": r["tput_per_gpu"] + 100.0} for r in run_1]
+    mean, band = repeats_band([run_1, run_2], n_resamples=200)
+    assert [(r["point_id"], r["tput_per_gpu"], r["n_ok"]) for r in mean] == [
+        ("c1", 450.0, 20),
+        ("c4", 850.0, 80),
+    ]
+    assert (band[0]["x"], band[0]["lo"], band[0]["hi"]) == pytest.approx((50.0, 800.0, 900.0))
+    assert (band[-1]["x"], band[-1]["lo"], band[-1]["hi"]) == pytest.approx((100.0, 400.0, 500.0))

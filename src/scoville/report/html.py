@@ -21,7 +21,7 @@ from scoville.analysis.rows import GroupKey, Row, group_rows, num
 from scoville.bundle.run import RunBundle
 from scoville.report import tables, vega
 from scoville.report.charts import Chart, scale_of
-from scoville.report.intervals import RunIntervals, run_intervals
+from scoville.report.intervals import RunIntervals, repeats_band, run_intervals
 from scoville.report.views import (
     RunView,
     agentic_chart,
@@ -71,6 +71,7 @@ class ReportRun:
 
     label: str
     summary: Mapping[str, Any]
+    config: str = ""  # the configuration's label (GroupKey), shared by repeated runs
     spec: Mapping[str, Any] = field(default_factory=dict)
     manifest: Mapping[str, Any] = field(default_factory=dict)
     intervals: RunIntervals = field(default_factory=RunIntervals)
@@ -83,12 +84,16 @@ class ReportRun:
         return RunView(self.label, self.rows, self.intervals)
 
 
-def _labels(bundles: Sequence[RunBundle]) -> list[str]:
-    """Each run's configuration label; runs that share one get their run id appended."""
-    base = [
+def _configs(bundles: Sequence[RunBundle]) -> list[str]:
+    return [
         GroupKey.of(b.summary["points"][0]).label() if b.summary["points"] else b.run_id
         for b in bundles
     ]
+
+
+def _labels(bundles: Sequence[RunBundle]) -> list[str]:
+    """Each run's configuration label; runs that share one get their run id appended."""
+    base = _configs(bundles)
     return [
         f"{lab} [{b.run_id}]" if base.count(lab) > 1 else lab
         for lab, b in zip(base, bundles, strict=True)
@@ -100,10 +105,29 @@ def report_runs(bundles: Sequence[RunBundle], n_resamples: int = 300) -> list[Re
     xs = [x for b in bundles for r in b.summary["points"] if (x := num(r, "median_intvty"))]
     log_x = scale_of(xs).get("type") == "log"
     out = []
-    for label, b in zip(_labels(bundles), bundles, strict=True):
+    for label, config, b in zip(_labels(bundles), _configs(bundles), bundles, strict=True):
         rows = list(b.summary["points"])
         ivs = run_intervals(b.path, rows, log_x, n_resamples)
-        out.append(ReportRun(label, b.summary, b.spec, b.manifest, ivs))
+        out.append(ReportRun(label, b.summary, config, b.spec, b.manifest, ivs))
+    return out
+
+
+def repeat_views(runs: Sequence[ReportRun], n_resamples: int = 300) -> list[RunView]:
+    """Per configuration measured by several runs: their mean points with a band over the
+    runs, as one more series of the throughput/interactivity chart."""
+    groups: dict[str, list[ReportRun]] = {}
+    for r in runs:
+        groups.setdefault(r.config, []).append(r)
+    xs = [x for r in runs for p in r.rows if (x := num(p, "median_intvty"))]
+    log_x = scale_of(xs).get("type") == "log"
+    out = []
+    for config, group in groups.items():
+        if len(group) < 2:
+            continue
+        rows, band = repeats_band([g.rows for g in group], log_x, n_resamples)
+        note = f"95 % bootstrap band over {len(group)} runs ({n_resamples} resamples)"
+        label = f"{config} (mean of {len(group)} runs)"
+        out.append(RunView(label, rows, RunIntervals(band, {}, note)))
     return out
 
 
@@ -154,7 +178,7 @@ def _run_section(run: ReportRun, charts: list[Chart]) -> list[str]:
     return out
 
 
-def _reading_note(runs: Sequence[ReportRun]) -> str:
+def _reading_note(runs: Sequence[RunView]) -> str:
     bands = "; ".join(f"{r.label}: {r.intervals.note}" for r in runs if r.intervals.note)
     return (
         "<p class='note'>Interactivity = 1/TPOT (tok/s/user); percentiles of interactivity are "
@@ -179,14 +203,14 @@ def render(
 ) -> str:
     """HTML for one or more runs. `extra_sections` are (heading, html) pairs appended before
     the definitions."""
-    views = [r.view() for r in runs]
-    charts = [*frontier_charts(views), *latency_charts(views)]
+    repeats = repeat_views(runs)
+    charts = _main_charts(runs, repeats)
     libs = ", ".join(f"{k} {v}" for k, v in vega.versions().items())
     body = [
         f"<h1>{escape(title)}</h1><h2>Provenance</h2>",
         tables.provenance([r.label for r in runs], [(r.summary, r.spec, r.manifest) for r in runs]),
         f"<p class='note'>Charts drawn with {escape(libs)}, inlined in this file.</p>",
-        _reading_note(runs),
+        _reading_note([*(r.view() for r in runs), *repeats]),
         f"<div class='charts'>{''.join(_figure(c) for c in charts)}</div>",
     ]
     for run in runs:
@@ -205,10 +229,14 @@ def render(
     )
 
 
+def _main_charts(runs: Sequence[ReportRun], repeats: Sequence[RunView]) -> list[Chart]:
+    views = [r.view() for r in runs]
+    return [*frontier_charts(views, repeats), *latency_charts(views)]
+
+
 def report_charts(runs: Sequence[ReportRun]) -> list[Chart]:
     """Every chart of the report, in page order (what `--format png|svg` exports)."""
-    views = [r.view() for r in runs]
-    out = [*frontier_charts(views), *latency_charts(views)]
+    out = _main_charts(runs, repeat_views(runs))
     for r in runs:
         out += [
             c

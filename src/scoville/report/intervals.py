@@ -3,6 +3,7 @@ point's error bars, resampled over the run's measured requests (analysis/bootstr
 
 Only valid points enter the band (an invalid point is never on a frontier). A run without
 records.jsonl (a simulation without --records, an import) gets no intervals and says so.
+Repeated runs of one configuration also get a band over resampled runs (`repeats_band`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from typing import Any
 from scoville.analysis.bootstrap import (
     Interval,
     RequestArrays,
+    average_repeats,
+    bootstrap_frontier_band,
     bootstrap_frontier_band_requests,
     bootstrap_requests,
 )
+from scoville.analysis.frontier import INTERACTIVITY, TPUT_PER_GPU
 from scoville.analysis.load import load_point_arrays
 from scoville.analysis.rows import Row, num
 
@@ -114,3 +118,32 @@ def interval_fields(iv: Mapping[str, Interval] | None, keys: Mapping[str, str]) 
         if got is not None and got.lo is not None and got.hi is not None:
             out[f"{axis}_lo"], out[f"{axis}_hi"] = got.lo, got.hi
     return out
+
+
+def repeats_band(
+    repeats: Sequence[Sequence[Row]],
+    log_x: bool = False,
+    n_resamples: int = 300,
+    seed: int = 0,
+) -> tuple[list[Row], tuple[dict[str, float], ...]]:
+    """Repeated runs of one configuration: their mean point per point_id (interactivity and
+    throughput averaged over the repeats that have them valid; `n_ok`/`n_sent` summed) and the
+    frontier's band over resampled runs (`bootstrap_frontier_band`)."""
+    mean_rows: list[Row] = []
+    for r in average_repeats(repeats, (INTERACTIVITY, TPUT_PER_GPU)):
+        same = [x for rows in repeats for x in rows if x.get("point_id") == r.get("point_id")]
+        n_ok = sum(int(x.get("n_ok") or 0) for x in same)
+        mean_rows.append(
+            {**r, "n_ok": n_ok, "n_sent": sum(int(x.get("n_sent") or 0) for x in same)}
+        )
+    xs = [x for r in mean_rows if (x := num(r, INTERACTIVITY)) is not None]
+    if n_resamples <= 0 or len(xs) < 2:
+        return mean_rows, ()
+    grid = _grid(min(xs), max(xs), log_x)
+    band = bootstrap_frontier_band(repeats, grid, n_resamples=n_resamples, seed=seed, level=LEVEL)
+    rows = tuple(
+        {"x": x, "lo": iv.lo, "hi": iv.hi}
+        for x, iv in zip(band.xs, band.intervals, strict=True)
+        if iv.lo is not None and iv.hi is not None
+    )
+    return mean_rows, rows

@@ -60,12 +60,13 @@ def _series(runs: Sequence[RunView]) -> dict[str, Sequence[Row]]:
     return {r.label: r.rows for r in runs}
 
 
-def frontier_charts(runs: Sequence[RunView]) -> list[Chart]:
-    """Throughput per accelerator against interactivity (band, error bars) and against E2E
-    latency; per kW against interactivity when any point has a power basis. A chart with no
-    point to draw is left out."""
-    configs = [r.label for r in runs]
-    band = [{"config": r.label, **b} for r in runs for b in r.intervals.band]
+def frontier_charts(runs: Sequence[RunView], repeats: Sequence[RunView] = ()) -> list[Chart]:
+    """Throughput per accelerator against interactivity (band, error bars; `repeats`, the mean
+    of repeated runs with their band, join this chart only) and against E2E latency; per kW
+    against interactivity when any point has a power basis. A chart with no point to draw is
+    left out."""
+    configs = [r.label for r in (*runs, *repeats)]
+    band = [{"config": r.label, **b} for r in (*runs, *repeats) for b in r.intervals.band]
     by_intvty = _intervals(runs, {"x": "median_intvty", "y": "tput_per_gpu"})
     by_e2e = _intervals(runs, {"x": "median_e2e_s", "y": "tput_per_gpu"})
     series = _series(runs)
@@ -75,7 +76,7 @@ def frontier_charts(runs: Sequence[RunView]) -> list[Chart]:
             "Throughput vs interactivity",
             INTVTY,
             TPUT,
-            axis_points(series, INTVTY, TPUT, by_intvty),
+            axis_points({**series, **_series(repeats)}, INTVTY, TPUT, by_intvty),
             "higher",
             band,
             configs,
