@@ -57,10 +57,11 @@ def slug(text: str) -> str:
 
 def scale_of(values: Sequence[float], zero: bool = False) -> dict[str, Any]:
     """Log when every value is positive and the data span more than LOG_SPAN x. A few pixels
-    of padding keep a point at the data's edge off the frame (not below a zero baseline)."""
+    of padding keep a point at the data's edge off a linear frame (not below a zero baseline;
+    a log axis is rounded out to powers of ten already)."""
     pos = [v for v in values if v > 0]
     if pos and len(pos) == len(values) and max(pos) / min(pos) > LOG_SPAN:
-        return {"type": "log", "padding": PAD_PX}
+        return {"type": "log"}
     return {"zero": True} if zero else {"zero": False, "padding": PAD_PX}
 
 
