@@ -45,7 +45,7 @@ def test_chart_specs_and_expected_counts(tmp_path: Path) -> None:
 
 def test_tables_show_reason_samples_and_conventions(tmp_path: Path) -> None:
     html = _page(tmp_path)
-    assert "<td>NO</td>" in html and "<td class='why'>loop lag 41 ms</td>" in html
+    assert "<td>NO</td>" in html and "<li><b>c16</b>: loop lag 41 ms</li>" in html
     metric_table = html[html.index("<table class='metrics'>") :]
     assert "<code>ttft p99</code>" in metric_table
     assert "samples (successful requests)" in metric_table

@@ -35,7 +35,7 @@ body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1180px;color:#
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f4f4f4}
-td.l,th.l{text-align:left}td.why{text-align:left;min-width:16em}.bad{background:#fde2e2}.note{color:#555;font-size:.9em}
+td.l,th.l{text-align:left}ul.why{color:#a00;font-size:.9em}.bad{background:#fde2e2}.note{color:#555;font-size:.9em}
 .scroll{overflow-x:auto;max-width:100%}
 pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
 .charts{display:flex;flex-wrap:wrap;gap:.5em}

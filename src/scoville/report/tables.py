@@ -147,10 +147,11 @@ def _marked(r: Row, key: str, scale: float, digits: int) -> str:
 
 
 def point_table(rows: Sequence[Row]) -> str:
-    """The headline numbers, one row per point; invalid rows shaded, their reason last."""
+    """The headline numbers, one row per point; invalid rows shaded, and their reasons listed
+    under the table (where a wide table cannot scroll them out of view)."""
     head = ("point", "load", "ok/sent", "fail %", "valid", *(h for _, h, _, _ in POINT_COLUMNS))
-    head += ("why invalid",)
     html = ["<div class='scroll'><table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    reasons = []
     for r in rows:
         ok, reason = validity(r)
         cls = "" if ok == "valid" else ' class="bad"'
@@ -162,13 +163,13 @@ def point_table(rows: Sequence[Row]) -> str:
             "yes" if ok == "valid" else "NO",
         ]
         cells += [_marked(r, k, s, d) for k, _, s, d in POINT_COLUMNS]
-        why = "" if ok == "valid" else escape(reason)
-        html.append(
-            f"<tr{cls}>"
-            + "".join(f"<td>{c}</td>" for c in cells)
-            + f"<td class='why'>{why}</td></tr>"
-        )
-    return "\n".join(html) + "</table></div>"
+        html.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        if ok != "valid":
+            reasons.append(f"<li><b>{escape(str(r['point_id']))}</b>: {escape(reason)}</li>")
+    html.append("</table></div>")
+    if reasons:
+        html.append(f"<ul class='why'>Invalid points (never on a frontier):{''.join(reasons)}</ul>")
+    return "\n".join(html)
 
 
 def _metric_rows(m: MetricDef) -> list[tuple[str, str, float, str]]:
