@@ -71,10 +71,22 @@ def test_run_export_and_report_against_a_server(fast_url: str, tmp_path: Path) -
     csv_out = scoville("export", str(run), "--format", "csv").stdout
     assert csv_out.splitlines()[0].startswith("point_id,")
     html = (run / "report.html").read_text()
-    assert "<svg" in html and "Throughput vs interactivity" in html
+    # the charts are Vega-Lite specs drawn as SVG in the browser (tests/report/test_browser.py)
+    assert "window.vegaEmbed" in html and "Throughput vs interactivity" in html
     assert not re.search(r"(src|href|url)\s*[=(]\s*[\"']?https?:", html)  # self-contained
     again = scoville("report", str(run), str(run), "--out", str(tmp_path / "cmp.html"))
     assert again.returncode == 0 and (tmp_path / "cmp.html").is_file()
+    svg = scoville("report", str(run), "--format", "svg", "--out", str(tmp_path / "svg"))
+    assert svg.returncode == 0, svg.stderr
+    drawn = (tmp_path / "svg" / "throughput-vs-interactivity.svg").read_text()
+    assert drawn.startswith("<svg") and "Throughput vs interactivity" in drawn
+    png = scoville("report", str(run), "--format", "png", "--out", str(tmp_path / "png"))
+    assert png.returncode == 0, png.stderr
+    names = sorted(p.name for p in (tmp_path / "png").iterdir())
+    assert names == sorted(p.name.replace(".svg", ".png") for p in (tmp_path / "svg").iterdir())
+    assert (tmp_path / "png" / "latency-ttft.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = scoville("report", str(run), "--format", "pdf")
+    assert bad.returncode == 2 and "html, png or svg" in bad.stderr
 
 
 def test_bad_spec_is_one_paragraph_without_traceback(tmp_path: Path) -> None:

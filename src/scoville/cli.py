@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.table import Table
@@ -217,16 +217,37 @@ def serve_embedded(
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (several = comparison).")],
     out: Annotated[
-        Path | None, typer.Option(help="Output HTML (default: in the run, or comparison.html).")
+        Path | None,
+        typer.Option(
+            help="HTML file (default: in the run, or comparison.html); for png/svg, a folder "
+            "(default: charts/ in the run, or ./charts)."
+        ),
     ] = None,
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="html (one interactive page), png or svg (a file per chart, for slides).",
+        ),
+    ] = "html",
 ) -> None:
-    """Rebuild report.html from one or more run bundles."""
+    """Rebuild report.html from one or more run bundles, or export each chart as PNG/SVG."""
     from scoville.bundle.run import find_runs
-    from scoville.pipeline import write_report
+    from scoville.errors import UserError as _UE
+    from scoville.pipeline import write_charts, write_report
 
+    if format_ not in ("html", "png", "svg"):
+        raise _UE(f"Unknown report format '{format_}'; use html, png or svg.")
     runs = find_runs(run_dirs)
-    dest = out or (runs[0].path / "report.html" if len(runs) == 1 else Path("comparison.html"))
-    console.print(f"report: {write_report([r.path for r in runs], dest)}")
+    one = len(runs) == 1
+    if format_ == "html":
+        dest = out or (runs[0].path / "report.html" if one else Path("comparison.html"))
+        console.print(f"report: {write_report([r.path for r in runs], dest)}")
+        return
+    folder = out or (runs[0].path / "charts" if one else Path("charts"))
+    fmt: Literal["png", "svg"] = "png" if format_ == "png" else "svg"
+    for path in write_charts([r.path for r in runs], fmt, folder):
+        console.print(f"chart: {path}")
 
 
 @app.command()

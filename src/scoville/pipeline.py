@@ -28,7 +28,8 @@ from scoville.errors import TargetError
 from scoville.metrics.compute import Declared, summarize
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink, RecordSink, Sink, read_records
-from scoville.report.html import render
+from scoville.report.export import ChartFormat, export_charts
+from scoville.report.html import render, report_runs
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
 from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
@@ -368,13 +369,15 @@ def finish_run(
 
 def write_report(run_dirs: Sequence[Path], out_path: Path, title: str | None = None) -> Path:
     """(Re)build report.html from one or more run bundles."""
-    runs = []
-    for d in run_dirs:
-        b = load_run(d)
-        runs.append({"summary": b.summary, "spec": b.spec, "manifest": b.manifest})
+    runs = report_runs([load_run(d) for d in run_dirs])
     default = "scoville report" if len(runs) == 1 else f"scoville comparison of {len(runs)} runs"
     out_path.write_text(render(runs, title or default), encoding="utf-8")
     return out_path
+
+
+def write_charts(run_dirs: Sequence[Path], fmt: ChartFormat, out_dir: Path) -> list[Path]:
+    """Each chart of the report of these runs as a PNG or SVG file in `out_dir`."""
+    return export_charts(report_runs([load_run(d) for d in run_dirs]), fmt, out_dir)
 
 
 def export_rows(run_dir: Path, fmt: str) -> str:

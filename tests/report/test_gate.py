@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from scoville.analysis.regression import CheckLine, CheckReport, Rule
 from scoville.report.gate import to_junit, to_markdown
-from scoville.report.html import _point_table
+from scoville.report.tables import point_table as _point_table
 
 LINES = [
     CheckLine(

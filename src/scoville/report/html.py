@@ -1,294 +1,249 @@
-"""The report: one self-contained HTML file (inline CSS and SVG, no script, no network).
+"""The report: one self-contained HTML file, interactive and offline. Vega-Lite charts (the
+Vega/Vega-Lite/vega-embed bundle inlined, no network at view time) with bands, tooltips and
+legend toggles; provenance first; point and every-metric tables; each run's frozen spec.
 
-For one run or several (a comparison): the throughput-vs-interactivity frontier, throughput vs
-E2E latency, latency percentile tables, validity flags and each run's frozen spec.
+For one run or several (a comparison, with the comparison table). After the charts render, a
+small script writes each chart's drawn point count (and any error) onto <body>, which the
+headless-browser test reads.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
 from scoville.analysis.compare import compare_groups, html_table
-from scoville.analysis.frontier import Better, FrontierPoint, pareto
-from scoville.analysis.rows import GroupKey, group_rows
-from scoville.figures import fixed
-from scoville.metrics.table import METRICS
-from scoville.report.svg import Series, chart
+from scoville.analysis.rows import GroupKey, Row, group_rows, num
+from scoville.bundle.run import RunBundle
+from scoville.report import tables, vega
+from scoville.report.charts import Chart, scale_of
+from scoville.report.intervals import RunIntervals, repeats_band, run_intervals
+from scoville.report.views import (
+    RunView,
+    agentic_chart,
+    frontier_charts,
+    latency_charts,
+    timeline_chart,
+)
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1180px;color:#222;padding:0 1em}
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f4f4f4}
-td.l,th.l{text-align:left}.bad{background:#fde2e2}.note{color:#555;font-size:.9em}
+td.l,th.l{text-align:left}ul.why{color:#a00;font-size:.9em}.bad{background:#fde2e2}.note{color:#555;font-size:.9em}
+.scroll{overflow-x:auto;max-width:100%}
 pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.8em}
-.charts{display:flex;flex-wrap:wrap}.charts svg{margin:.5em}
+.charts{display:flex;flex-wrap:wrap;gap:.5em}
+figure.chart{margin:.3em;min-height:320px;max-width:100%;overflow-x:auto}
+"""
+
+EMBED_JS = """
+(function () {
+  var specs = JSON.parse(document.getElementById("scoville-specs").textContent);
+  var drawn = {}, errors = [];
+  var opts = {renderer: "svg", mode: "vega-lite",
+              actions: {export: true, source: false, compiled: false, editor: false}};
+  var jobs = Object.keys(specs).map(function (name) {
+    var el = document.querySelector('[data-chart="' + name + '"] .vis');
+    return vegaEmbed(el, specs[name], opts).then(function () {
+      drawn[name] = el.querySelectorAll("g.points_marks > path, g.invalid_marks > path").length;
+    }).catch(function (err) {
+      errors.push(name + ": " + err);
+      el.textContent = "This chart failed to render: " + err;
+    });
+  });
+  Promise.all(jobs).then(function () {
+    document.body.setAttribute("data-charts-drawn", JSON.stringify(drawn));
+    document.body.setAttribute("data-chart-errors", JSON.stringify(errors));
+  });
+})();
 """
 
 
-def _num(v: Any, scale: float = 1.0, digits: int = 1) -> str:
-    """A table cell: a number as `figures.fixed` writes it, other text escaped."""
-    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
-        return "-" if v is None else escape(str(v))
-    return fixed(v, digits, scale)
+@dataclass(frozen=True, slots=True)
+class ReportRun:
+    """One run as the report reads it: `label` names its series (unique in the report)."""
+
+    label: str
+    summary: Mapping[str, Any]
+    config: str = ""  # the configuration's label (GroupKey), shared by repeated runs
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+    intervals: RunIntervals = field(default_factory=RunIntervals)
+
+    @property
+    def rows(self) -> list[Row]:
+        return list(self.summary.get("points", []))
+
+    def view(self) -> RunView:
+        return RunView(self.label, self.rows, self.intervals)
 
 
-def _pct(r: dict[str, Any], key: str, scale: float, digits: int = 1) -> str:
-    """A percentile cell whose tooltip gives its sample count and 95 % interval; one from too
-    few samples for an honest interval is marked with `*`."""
-    n = r.get("n_" + key.split("_", 1)[1])
-    if n is None:
-        return _num(r.get(key), scale, digits)
-    lo, hi = r.get(key + "_lo"), r.get(key + "_hi")
-    few = key in (r.get("few_samples") or ())
-    ci = f"95 % CI [{_num(lo, scale, digits)}, {_num(hi, scale, digits)}]"
-    tip = f"n = {n}: " + ("too few samples for a 95 % interval" if few else ci)
-    return (
-        f"<span title='{escape(tip)}'>{_num(r.get(key), scale, digits)}{'*' if few else ''}</span>"
-    )
+def _configs(bundles: Sequence[RunBundle]) -> list[str]:
+    return [
+        GroupKey.of(b.summary["points"][0]).label() if b.summary["points"] else b.run_id
+        for b in bundles
+    ]
 
 
-def _run_label(run: dict[str, Any]) -> str:
-    lab = run["summary"].get("labels", {})
-    parts = [lab.get("system"), lab.get("model"), lab.get("precision"), lab.get("framework")]
-    return " / ".join(str(p) for p in parts if p) or run["summary"].get("run_id", "run")
+def _labels(bundles: Sequence[RunBundle]) -> list[str]:
+    """Each run's configuration label; runs that share one get their run id appended."""
+    base = _configs(bundles)
+    return [
+        f"{lab} [{b.run_id}]" if base.count(lab) > 1 else lab
+        for lab, b in zip(base, bundles, strict=True)
+    ]
 
 
-def _series(
-    runs: Sequence[dict[str, Any]], x_key: str, y_key: str, x_better: Better = "higher"
-) -> list[Series]:
-    """Every measured point of each run, and the line of its Pareto frontier."""
+def report_runs(bundles: Sequence[RunBundle], n_resamples: int = 300) -> list[ReportRun]:
+    """Bundles as the report reads them, with bootstrap intervals where records exist."""
+    xs = [x for b in bundles for r in b.summary["points"] if (x := num(r, "median_intvty"))]
+    log_x = scale_of(xs).get("type") == "log"
     out = []
-    for run in runs:
-        pts = [
-            (p[x_key], p[y_key], p["point_id"])
-            for p in run["summary"]["points"]
-            if p.get(x_key) is not None and p.get(y_key) is not None and p.get("n_ok")
-        ]
-        front = pareto((FrontierPoint(x, y, pid) for x, y, pid in pts), x_better)
-        out.append(Series(_run_label(run), pts, [(f.x, f.y) for f in front]))
+    for label, config, b in zip(_labels(bundles), _configs(bundles), bundles, strict=True):
+        rows = list(b.summary["points"])
+        ivs = run_intervals(b.path, rows, log_x, n_resamples)
+        out.append(ReportRun(label, b.summary, config, b.spec, b.manifest, ivs))
     return out
 
 
-def _point_table(rows: Sequence[dict[str, Any]]) -> str:
-    head = (
-        "point",
-        "ok/sent",
-        "fail %",
-        "valid",
-        "TTFT p50 ms",
-        "TTFT p99 ms",
-        "TPOT p50 ms",
-        "TPOT p99 ms",
-        "ITL p50 ms",
-        "ITL p99 ms",
-        "E2E p50 s",
-        "E2E p99 s",
-        "intvty p50 tok/s/user",
-        "tok/s/accel",
-        "out tok/s/accel",
-        "tok/s/kW",
-        "goodput req/s",
-    )
-    html = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
-    for r in rows:
-        cls = "" if r.get("valid") else ' class="bad"'
-        cells = [
-            escape(str(r["point_id"])),
-            f"{r['n_ok']}/{r['n_sent']}",
-            _num(r.get("failure_rate"), 100),
-            "yes" if r.get("valid") else "NO",
-            _pct(r, "median_ttft", 1e3),
-            _pct(r, "p99_ttft", 1e3),
-            _pct(r, "median_tpot", 1e3, 2),
-            _pct(r, "p99_tpot", 1e3, 2),
-            _num(r.get("median_itl"), 1e3, 2),
-            _num(r.get("p99_itl"), 1e3, 2),
-            _pct(r, "median_e2e", 1, 3),
-            _pct(r, "p99_e2e", 1, 3),
-            _num(r.get("median_intvty")),
-            _num(r.get("tput_per_gpu")),
-            _num(r.get("output_tput_per_gpu")),
-            _num(r.get("tput_per_kw")),
-            _num(r.get("goodput_req_per_s"), 1, 2),
-        ]
-        html.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return "\n".join(html) + "</table>"
+def repeat_views(runs: Sequence[ReportRun], n_resamples: int = 300) -> list[RunView]:
+    """Per configuration measured by several runs: their mean points with a band over the
+    runs, as one more series of the throughput/interactivity chart."""
+    groups: dict[str, list[ReportRun]] = {}
+    for r in runs:
+        groups.setdefault(r.config, []).append(r)
+    xs = [x for r in runs for p in r.rows if (x := num(p, "median_intvty"))]
+    log_x = scale_of(xs).get("type") == "log"
+    out = []
+    for config, group in groups.items():
+        if len(group) < 2:
+            continue
+        rows, band = repeats_band([g.rows for g in group], log_x, n_resamples)
+        note = f"95 % bootstrap band over {len(group)} runs ({n_resamples} resamples)"
+        label = f"{config} (mean of {len(group)} runs)"
+        out.append(RunView(label, rows, RunIntervals(band, {}, note)))
+    return out
 
 
-def _definitions() -> str:
-    rows = "".join(
-        f"<tr><td class='l'><code>{m.name}</code></td><td class='l'>{escape(m.unit)}"
-        f"</td><td class='l'>{escape(m.formula)}</td></tr>"
-        for m in METRICS
-    )
+def _figure(chart: Chart) -> str:
     return (
-        f"<table><tr><th class='l'>metric</th><th class='l'>unit</th>"
-        f"<th class='l'>definition</th></tr>{rows}</table>"
+        f"<figure class='chart' data-chart='{escape(chart.name)}' "
+        f"data-points='{chart.n_points}'><div class='vis'></div></figure>"
     )
 
 
-def _comparison(runs: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+def _comparison(runs: Sequence[ReportRun]) -> tuple[str, str] | None:
     """The seeds' comparison table of every configuration against the first run's."""
-    rows = [p for r in runs for p in r["summary"]["points"]]
+    rows = [p for r in runs for p in r.rows]
     if len(group_rows(rows)) < 2:
         return None
-    baseline = GroupKey.of(runs[0]["summary"]["points"][0]).label()
-    tables = compare_groups(rows, baseline)
-    return f"Comparison against {baseline}", "".join(html_table(t) for t in tables)
+    baseline = GroupKey.of(rows[0]).label()  # the first run that has points
+    tables_ = compare_groups(rows, baseline)
+    return f"Comparison against {baseline}", "".join(html_table(t) for t in tables_)
 
 
-def _timeline(run: dict[str, Any]) -> str:
-    """Server-reported running/waiting requests against the client's in-flight count."""
-    tl = run["summary"].get("server_timeline") or {}
-    t = tl.get("t_s") or []
-    series = []
-    for key, label in (
-        ("running_requests", "server running"),
-        ("waiting_requests", "server waiting"),
-        ("client_inflight", "client in flight"),
-    ):
-        ys = tl.get(key)
-        if ys:
-            pts = [(x, float(y), "") for x, y in zip(t, ys, strict=False) if y is not None]
-            series.append(
-                Series(
-                    label,
-                    pts,
-                    [(x, y) for x, y, _ in pts],
-                    dashed=key == "client_inflight",
-                    markers=False,
-                )
-            )
-    if not series:
-        return ""
-    return chart(
-        "Server metrics against the client's view",
-        "time (s)",
-        "requests",
-        series,
-        width=900,
-        height=300,
+def _run_section(run: ReportRun, charts: list[Chart]) -> list[str]:
+    s = run.summary
+    out = [f"<h2>{escape(run.label)} <small>({escape(str(s.get('run_id', '')))})</small></h2>"]
+    out += [f"<p class='note'>{escape(n)}</p>" for n in s.get("notes", [])]
+    out.append(tables.point_table(run.rows))
+    out.append(
+        "<details open><summary>Every metric, with its convention and sample count"
+        f"</summary>{tables.metric_table(run.rows)}</details>"
     )
-
-
-_AGENTIC_COLS = (
-    ("lanes", "lanes", 1.0, 0),
-    ("req_per_s", "req/s", 1.0, 3),
-    ("output_tput_per_accelerator", "out tok/s/accel", 1.0, 1),
-    ("intvty_agentx", "intvty (1/p90 ITL) tok/s", 1.0, 1),
-    ("median_ttft_hit", "TTFT hit p50 ms", 1e3, 1),
-    ("median_ttft_miss", "TTFT miss p50 ms", 1e3, 1),
-    ("p99_ttft", "TTFT p99 ms", 1e3, 1),
-    ("p90_session_makespan", "session p90 s", 1.0, 1),
-    ("cache_hit_rate_measured", "cache hit measured", 1.0, 3),
-    ("cache_hit_rate_theoretical", "cache hit theoretical", 1.0, 3),
-    ("overflow_share", "overflow share", 1.0, 3),
-)
-
-
-def _agentic(run: dict[str, Any]) -> str:
-    """Agentic replay: throughput against p90-ITL interactivity per lane count, and the
-    cache and session figures agents feel."""
-    rows = [p for p in run["summary"]["points"] if p.get("lanes") is not None]
-    if not rows:
-        return ""
-    pts = [
-        (p["intvty_agentx"], p["output_tput_per_accelerator"], f"{p['lanes']} lanes")
-        for p in rows
-        if p.get("intvty_agentx") and p.get("output_tput_per_accelerator")
+    extra = [
+        c
+        for c in (agentic_chart(run.view()), timeline_chart(run.label, s.get("server_timeline")))
+        if c is not None
     ]
-    front = pareto((FrontierPoint(x, y, lab) for x, y, lab in pts), "higher")
-    svg = chart(
-        "Agentic replay: throughput vs interactivity",
-        "interactivity (1/p90 ITL, tok/s)",
-        "output tok/s/accelerator",
-        [Series(_run_label(run), pts, [(f.x, f.y) for f in front])],
+    charts.extend(extra)
+    if extra:
+        out.append(f"<div class='charts'>{''.join(_figure(c) for c in extra)}</div>")
+    out.append(tables.agentic_table(run.rows))
+    out.append(
+        "<details><summary>Frozen spec</summary><pre>"
+        f"{escape(json.dumps(run.spec.get('spec', {}), indent=2))}</pre></details>"
     )
-    head = "".join(f"<th>{escape(h)}</th>" for _, h, _, _ in _AGENTIC_COLS) + "<th>valid</th>"
-    body = ""
-    for p in rows:
-        cells = "".join(f"<td>{_num(p.get(k), s, d)}</td>" for k, _, s, d in _AGENTIC_COLS)
-        ok = "yes" if p.get("agentic_valid") else "NO"
-        body += f"<tr>{cells}<td>{ok}</td></tr>"
-    return f"<div class='charts'>{svg}</div><table><tr>{head}</tr>{body}</table>"
+    if run.manifest:
+        out.append(
+            "<details><summary>Target and client facts</summary><pre>"
+            f"{escape(json.dumps(run.manifest, indent=2))}</pre></details>"
+        )
+    return out
+
+
+def _reading_note(runs: Sequence[RunView]) -> str:
+    bands = "; ".join(f"{r.label}: {r.intervals.note}" for r in runs if r.intervals.note)
+    return (
+        "<p class='note'>Interactivity = 1/TPOT (tok/s/user); percentiles of interactivity are "
+        "tail-aligned (pX = 1/pX(TPOT)). Throughput per accelerator counts input + output tokens "
+        "of successful measured requests over the measurement window (warmup excluded). Lines are "
+        "each configuration's Pareto frontier over its valid points; shaded bands and error bars "
+        "are 95 % bootstrap intervals. <b>Hollow grey diamonds are invalid points</b> (never on "
+        "a frontier; the tooltip gives the reason). Hover a point for its facts; click a "
+        "configuration in a legend to show it alone (shift-click adds one). An axis whose data "
+        f"span more than 20x is logarithmic. Intervals: {escape(bands or 'none')}.</p>"
+    )
+
+
+def _script_json(data: object) -> str:
+    return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
 
 
 def render(
-    runs: Sequence[dict[str, Any]],
+    runs: Sequence[ReportRun],
     title: str = "scoville report",
     extra_sections: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """HTML for one or more runs. Each run is {"summary", "spec", "manifest"} as on disk.
-    `extra_sections` are (heading, html) pairs appended before the definitions."""
-    charts = [
-        chart(
-            "Throughput vs interactivity",
-            "interactivity p50 (tok/s/user)",
-            "throughput (tok/s/accelerator)",
-            _series(runs, "median_intvty", "tput_per_gpu"),
-        ),
-        chart(
-            "Throughput vs end-to-end latency",
-            "E2E p50 (s)",
-            "throughput (tok/s/accelerator)",
-            _series(runs, "median_e2e", "tput_per_gpu", "lower"),
-        ),
-    ]
-    if any(p.get("tput_per_kw") for r in runs for p in r["summary"]["points"]):
-        charts.append(
-            chart(
-                "Throughput per kW vs interactivity",
-                "interactivity p50 (tok/s/user)",
-                "throughput (tok/s/kW)",
-                _series(runs, "median_intvty", "tput_per_kw"),
-            )
-        )
+    """HTML for one or more runs. `extra_sections` are (heading, html) pairs appended before
+    the definitions."""
+    repeats = repeat_views(runs)
+    charts = _main_charts(runs, repeats)
+    libs = ", ".join(f"{k} {v}" for k, v in vega.versions().items())
     body = [
-        f"<h1>{escape(title)}</h1>",
-        "<p class='note'>Interactivity = 1/TPOT (tok/s/user); percentiles of interactivity "
-        "are tail-aligned (pX = 1/pX(TPOT)). Throughput per accelerator counts input + "
-        "output tokens of successful measured requests over the measurement window "
-        "(warmup excluded). Rows shaded red are invalid (&gt; 5 % failures). Hover a "
-        "percentile for its sample count and 95 % interval; one marked * comes from too few "
-        "samples for an interval (a p99 needs 368).</p>",
-        f"<div class='charts'>{''.join(charts)}</div>",
+        f"<h1>{escape(title)}</h1><h2>Provenance</h2>",
+        tables.provenance([r.label for r in runs], [(r.summary, r.spec, r.manifest) for r in runs]),
+        f"<p class='note'>Charts drawn with {escape(libs)}, inlined in this file.</p>",
+        _reading_note([*(r.view() for r in runs), *repeats]),
+        f"<div class='charts'>{''.join(_figure(c) for c in charts)}</div>",
     ]
     for run in runs:
-        s = run["summary"]
-        spec = run.get("spec", {}).get("spec", {})
-        shape = spec.get("shape", {})
-        body.append(
-            f"<h2>{escape(_run_label(run))} <small>({escape(s.get('run_id', ''))})</small></h2>"
-        )
-        body.append(
-            f"<p class='note'>ISL {shape.get('isl_tokens')} / OSL "
-            f"{shape.get('osl_tokens')} tokens, range ratio {s.get('range_ratio')}; "
-            f"spec hash <code>{escape(str(s.get('spec_hash')))}</code>.</p>"
-        )
-        body.extend(f"<p class='note'>{escape(n)}</p>" for n in s.get("notes", []))
-        body.append(_point_table(s["points"]))
-        body.append(_agentic(run))
-        body.append(_timeline(run))
-        body.append(
-            "<details><summary>Frozen spec</summary><pre>"
-            f"{escape(json.dumps(spec, indent=2))}</pre></details>"
-        )
-        target = run.get("manifest", {}).get("target", {})
-        if target:
-            body.append(
-                "<details><summary>Target and client facts</summary><pre>"
-                f"{escape(json.dumps(run.get('manifest', {}), indent=2))}</pre></details>"
-            )
+        body.extend(_run_section(run, charts))
     comparison = _comparison(runs)
     for heading, section in [*([comparison] if comparison else []), *extra_sections]:
         body.append(f"<h2>{escape(heading)}</h2>{section}")
-    body.append(f"<h2>Metric definitions</h2>{_definitions()}")
+    body.append(f"<h2>Metric definitions</h2>{tables.definitions()}")
+    specs = _script_json({c.name: c.spec for c in charts})
+    bundle = re.sub("</script", "<\\\\/script", vega.bundle(), flags=re.IGNORECASE)
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>"
         f"{escape(title)}</title><style>{CSS}</style></head><body>{''.join(body)}"
-        "</body></html>\n"
+        f"<script type='application/json' id='scoville-specs'>{specs}</script>"
+        f"<script>{bundle}</script><script>{EMBED_JS}</script></body></html>\n"
     )
+
+
+def _main_charts(runs: Sequence[ReportRun], repeats: Sequence[RunView]) -> list[Chart]:
+    views = [r.view() for r in runs]
+    return [*frontier_charts(views, repeats), *latency_charts(views)]
+
+
+def report_charts(runs: Sequence[ReportRun]) -> list[Chart]:
+    """Every chart of the report, in page order (what `--format png|svg` exports)."""
+    out = _main_charts(runs, repeat_views(runs))
+    for r in runs:
+        out += [
+            c
+            for c in (
+                agentic_chart(r.view()),
+                timeline_chart(r.label, r.summary.get("server_timeline")),
+            )
+            if c is not None
+        ]
+    return out
