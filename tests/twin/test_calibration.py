@@ -13,11 +13,11 @@ from scoville.twin.target import parse_twin_url
 
 def test_every_calibration_point_has_a_source_and_a_parsable_url() -> None:
     points = load_points()
-    assert any(p.role == "fit" for p in points) and any(p.role == "validate" for p in points)
+    assert any(p.split == "dev" for p in points) and any(p.split == "test" for p in points)
     for p in points:
         assert p.source
         parse_twin_url(p.url)
-        assert (p.role == "fit") == bool(p.fitted)
+        assert p.split == "dev" or not p.fitted  # only dev points may ever be fitted
 
 
 def test_validate_compares_each_published_metric() -> None:

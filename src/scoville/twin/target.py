@@ -17,6 +17,7 @@ from scoville.targets.base import Target
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
 from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
+from scoville.twin.deploy import DEPLOY_OPTIONS, apply_deploy_options
 from scoville.twin.engine import EngineConfig
 from scoville.twin.shape import Precision
 
@@ -29,7 +30,8 @@ TWIN_OPTIONS: dict[str, str] = {
     "router": "round_robin (default), session (sticky on extra_body.session_id), least_loaded",
     "disagg": "disaggregated pools, e.g. 1P1D or 2P1D (default off)",
     "prefill_tp": "tensor parallelism of prefill replicas (default: tp)",
-    "kv_link": "KV transfer path in disagg mode: scaleup (default) or network",
+    "kv_link": "KV transfer path in disagg mode: auto (default: scale-up when the deployment "
+    "fits one scale-up domain, else the network), scaleup or network",
     "max_num_seqs": "scheduler seat limit per replica (default 512)",
     "max_batched_tokens": "token budget per step, chunked prefill (default 8192)",
     "block_size": "KV block size in tokens (default 16)",
@@ -39,6 +41,7 @@ TWIN_OPTIONS: dict[str, str] = {
     "gpu_memory_utilization": "fraction of HBM for weights + KV (default 0.90)",
     "hbm_efficiency": "achievable fraction of HBM bandwidth (default 0.80)",
     "catalogue": "path to a user hardware/model YAML (may repeat)",
+    **DEPLOY_OPTIONS,
 }
 
 _URL = re.compile(r"^twin:(?P<hw>[^/?]+)/(?P<model>[^?]+)(?:\?(?P<query>.*))?$")
@@ -90,6 +93,7 @@ def parse_twin_url(url: str) -> TwinConfig:
     unknown = sorted(set(opts) - set(TWIN_OPTIONS))
     if unknown:
         raise _bad(f"Unknown twin option(s) {', '.join(unknown)}.")
+    explicit = frozenset(opts)
     cat = load_catalogue(catalogues)
     hw, model = cat.get_hardware(m.group("hw")), cat.get_model(m.group("model"))
     tp = _int(opts, "tp", 1)
@@ -113,7 +117,7 @@ def parse_twin_url(url: str) -> TwinConfig:
         gpu_memory_utilization=_float(opts, "gpu_memory_utilization", 0.90),
         hbm_bw=_float(opts, "hbm_efficiency", 0.80),
     )
-    return TwinConfig(
+    cfg = TwinConfig(
         hardware=hw,
         model=model,
         parallel=par,
@@ -124,6 +128,7 @@ def parse_twin_url(url: str) -> TwinConfig:
         disagg=_disagg(opts),
         labels={"url": url},
     )
+    return apply_deploy_options(cfg, opts, explicit=explicit)
 
 
 def _prefix_cache(raw: str) -> int | None:
@@ -139,7 +144,7 @@ def _prefix_cache(raw: str) -> int | None:
 def _disagg(opts: dict[str, str]) -> DisaggConfig | None:
     raw = opts.pop("disagg", None)
     prefill_tp = opts.pop("prefill_tp", None)
-    kv_link = _choice(opts, "kv_link", ("scaleup", "network"), "scaleup")
+    kv_link = _choice(opts, "kv_link", ("auto", "scaleup", "network"), "auto")
     if raw in (None, "", "0", "false", "off"):
         return None
     dm = re.fullmatch(r"(\d+)P(\d+)D", raw or "", flags=re.IGNORECASE)
@@ -185,8 +190,12 @@ def twin_labels(cfg: TwinConfig) -> dict[str, str]:
         "precision": cfg.parallel.precision
         if cfg.parallel.precision != "native"
         else cfg.model.native_weight_format.split(" ")[0] or "native",
-        "framework": "scoville-twin",
-        "spec_decode": "none",
+        "framework": "scoville-twin"
+        if cfg.labels.get("framework", "vllm") == "vllm"
+        else f"scoville-twin/{cfg.labels['framework']}",
+        "spec_decode": f"mtp{cfg.parallel.spec.draft_tokens}"
+        if cfg.parallel.spec.draft_tokens
+        else "none",
         "disagg": f"{d.prefill_replicas}P{d.decode_replicas}D" if d is not None else "none",
     }
 
