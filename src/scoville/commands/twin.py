@@ -310,30 +310,48 @@ def explain_cmd(
     intvty: Annotated[float, typer.Option(help="Claimed tokens/s/user at batch 1.")] = 1459.0,
     context: Annotated[int, typer.Option(help="Context tokens while decoding.")] = 8704,
     hardware: Hw = "Jalapeno-B0",
+    framework: Annotated[
+        str, typer.Option(help="Serving-framework profile for the twin's overheads.")
+    ] = "vllm",
     catalogue: Cat = None,
 ) -> None:
-    """What a claimed single-user speed implies: HBM bandwidth and FLOP/s per GPU, by TP."""
+    """What a claimed single-user speed implies (HBM bandwidth and FLOP/s per GPU, by TP),
+    which of the twin's overheads decide single-user speed, and a verdict."""
     from scoville.twin.calibration import explain
     from scoville.twin.catalogue import load_catalogue
+    from scoville.twin.profiles import apply_profile, hardware_family, load_profiles
+    from scoville.twin.verdict import judge
 
     if intvty <= 0 or context < 1:
         raise UserError("--intvty must be > 0 and --context >= 1.")
     cat = load_catalogue(catalogue or ())
     hw, m = cat.get_hardware(hardware), cat.get_model(model)
-    rows = explain(m, intvty, context, hw)
+    prof = apply_profile(
+        load_profiles(), framework, hw.vendor, family=hardware_family(hw.name)
+    ).efficiency
+    rows = explain(m, intvty, context, hw, efficiency=prof)
     table = Table(
         title=f"{intvty:g} tok/s/user on {m.name} (context {context}): TPOT "
         f"{1e3 / intvty:.3f} ms; vs {hw.name} ({hw.hbm_tb_s} TB/s)"
     )
-    for col in ("TP", "HBM TB/s per GPU", "of peak", "TFLOP/s per GPU", "twin TPOT ms"):
+    cols = ("TP", "HBM TB/s per GPU", "of peak", "TFLOP/s per GPU", "twin TPOT ms")
+    for col in (*cols, "streaming ms", "overheads ms", "collectives ms"):
         table.add_column(col, justify="right")
     for r in rows:
         frac = f"{r.hbm_fraction:.0%}" if r.hbm_fraction is not None else "-"
         twin = f"{r.twin_tpot_s * 1e3:.3f}" if r.twin_tpot_s is not None else "-"
-        table.add_row(str(r.tp), f"{r.hbm_tb_s:.2f}", frac, f"{r.tflops:.1f}", twin)
+        over = r.twin_step_overhead_s + r.twin_layer_overhead_s
+        table.add_row(
+            str(r.tp),
+            f"{r.hbm_tb_s:.2f}",
+            frac,
+            f"{r.tflops:.1f}",
+            twin,
+            f"{r.twin_work_s * 1e3:.3f}",
+            f"{over * 1e3:.3f}",
+            f"{r.twin_comm_s * 1e3:.3f}",
+        )
     console.print(table)
-    console.print(
-        "Above 100% of peak bandwidth the claim needs more GPUs per replica (or "
-        "speculative decoding, or fewer bytes per token); the twin column adds the "
-        "per-layer overhead and all-reduce latency its defaults assume."
-    )
+    v = judge(rows)
+    console.print(f"what decides single-user speed in the twin ({framework} profile): {v.deciding}")
+    console.print(f"verdict: {v.line}")

@@ -217,6 +217,11 @@ class Implied:
     tflops: float  # FLOPs per token / TPOT
     hbm_fraction: float | None  # of the hardware's peak bandwidth, when hardware is given
     twin_tpot_s: float | None  # the twin's own batch-1 decode step on that hardware
+    # the twin's step split: streaming/compute time, collective latency+bytes, fixed overheads
+    twin_work_s: float = 0.0
+    twin_comm_s: float = 0.0
+    twin_step_overhead_s: float = 0.0
+    twin_layer_overhead_s: float = 0.0
 
 
 def explain(
@@ -232,7 +237,8 @@ def explain(
     tpot_s = 1.0 / tok_s_per_user
     eff = efficiency or Efficiency()
     out = []
-    for tp in tps:
+    domain = hardware.fabric.scaleup_gpus
+    for tp in (t for t in tps if t <= domain):
         sm = StepModel(hardware, model, Parallel(tp=tp), eff)
         w = sm.window_tokens
         b = StepBatch(
@@ -252,6 +258,10 @@ def explain(
                 cost.flops / tpot_s / 1e12,
                 bw / peak if peak else None,
                 cost.total_s,
+                cost.compute_s + cost.memory_s,
+                cost.comm_s,
+                eff.step_overhead_s,
+                cost.overhead_s - eff.step_overhead_s,
             )
         )
     return out

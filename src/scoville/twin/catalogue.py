@@ -133,6 +133,9 @@ class ModelArch(_Entry):
     official_active_params_b: float | None = None
     native_weight_format: str = ""
     notes: str = ""
+    assumed: dict[str, str] = Field(
+        default_factory=dict, description="Fields not from the source, with the assumption."
+    )
     source: str = Field(..., min_length=1)
 
     @model_validator(mode="after")
