@@ -59,12 +59,13 @@ class TwinConfig:
         )
 
     def prefill_parallel(self) -> Parallel:
-        """Prefill replicas: their own TP, experts as the main layout when tp matches, no
-        data-parallel attention or speculative decoding (one prompt at a time per rank)."""
+        """Prefill replicas: their own TP, the main layout's expert parallelism and
+        data-parallel attention (TensorRT-LLM's context servers run attention DP with EP
+        when the generation servers do), no speculative decoding."""
         d = self.disagg
         tp = (d.prefill_tp if d is not None else None) or self.parallel.tp
-        ep = tp if self.parallel.ep > 1 and not self.parallel.dp_attention else 1
-        return replace(self.parallel, tp=tp, ep=ep, dp_attention=False, spec=SpecDecode())
+        ep = tp if self.parallel.ep > 1 else 1
+        return replace(self.parallel, tp=tp, ep=ep, spec=SpecDecode())
 
     def step_model(self, tp: int | None = None) -> StepModel:
         par = self.parallel if tp is None else self.prefill_parallel()
@@ -77,6 +78,18 @@ class TwinConfig:
                 "raise tp or lower the precision."
             )
         return sm
+
+
+def _per_rank_limits(engine: EngineConfig, sm: StepModel) -> EngineConfig:
+    """Under data-parallel attention every rank schedules its own batch: the seat limit and
+    the token budget are per rank, so the replica's are dp times larger."""
+    if sm.dp == 1:
+        return engine
+    return replace(
+        engine,
+        max_num_seqs=engine.max_num_seqs * sm.dp,
+        max_num_batched_tokens=engine.max_num_batched_tokens * sm.dp,
+    )
 
 
 def _kv_path(cfg: TwinConfig) -> tuple[float, float]:
@@ -112,7 +125,8 @@ class Cluster:
             if cfg.replicas < 1:
                 raise TargetError("replicas must be >= 1.")
             sm = cfg.step_model()
-            self.replicas = [Replica(f"r{i}", sm, kernel, cfg.engine) for i in range(cfg.replicas)]
+            eng = _per_rank_limits(cfg.engine, sm)
+            self.replicas = [Replica(f"r{i}", sm, kernel, eng) for i in range(cfg.replicas)]
             self.entry = self.replicas
         else:
             d = cfg.disagg
@@ -123,7 +137,7 @@ class Cluster:
                 for i in range(d.prefill_replicas)
             ]
             self.decode = [
-                Replica(f"d{i}", sm_d, kernel, cfg.engine, "decode")
+                Replica(f"d{i}", sm_d, kernel, _per_rank_limits(cfg.engine, sm_d), "decode")
                 for i in range(d.decode_replicas)
             ]
             self.replicas = self.prefill + self.decode
