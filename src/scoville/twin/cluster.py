@@ -133,7 +133,14 @@ class Cluster:
             sm_p = cfg.step_model(d.prefill_tp or cfg.parallel.tp)
             sm_d = cfg.step_model()
             self.prefill = [
-                Replica(f"p{i}", sm_p, kernel, cfg.engine, "prefill", self._handoff)
+                Replica(
+                    f"p{i}",
+                    sm_p,
+                    kernel,
+                    _per_rank_limits(cfg.engine, sm_p),
+                    "prefill",
+                    self._handoff,
+                )  # fmt: skip
                 for i in range(d.prefill_replicas)
             ]
             self.decode = [
