@@ -227,7 +227,8 @@ def validate_cmd(
     ]
     rows = validate(points, requests_per_point, quick=quick)
     table = Table(title=f"twin calibration ({split} split): predicted vs published")
-    for col in ("point", "split", "metric", "published", "predicted", "error"):
+    table.add_column("point", no_wrap=True)
+    for col in ("split", "metric", "published", "predicted", "error"):
         table.add_column(col, justify="right")
     for c in rows:
         table.add_row(

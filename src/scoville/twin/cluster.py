@@ -140,7 +140,7 @@ class Cluster:
                     _per_rank_limits(cfg.engine, sm_p),
                     "prefill",
                     self._handoff,
-                )  # fmt: skip
+                )
                 for i in range(d.prefill_replicas)
             ]
             self.decode = [

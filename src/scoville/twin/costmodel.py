@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from scoville.errors import TargetError
 from scoville.twin.catalogue import BITS_PER_WEIGHT, Hardware, ModelArch
 from scoville.twin.comm import Fabric, alltoall_s
-from scoville.twin.layout import Efficiency, KvDtype, Parallel, SpecDecode
+from scoville.twin.layout import (
+    Efficiency,
+    KvDtype,
+    Parallel,
+    SpecDecode,
+    compute_dtype,
+    peak_flops,
+)
 from scoville.twin.shape import (
     ModelShape,
     activation_bytes_per_token,
@@ -69,30 +76,6 @@ class StepCost:
     floor_s: float  # max(flops / best peak, bytes / peak bandwidth): nothing runs faster
 
 
-def _compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
-    """Which tensor-core rate a weight format runs at on this hardware."""
-    t = hw.dense_tflops
-    if fmt in ("mxfp4", "nvfp4", "int4_g32", "int4_g128"):
-        if t.fp4 is not None and fp4_activations:
-            return "fp4"
-        if t.fp4 is not None and t.fp8 is not None:
-            return "fp8"  # W4A8: native MX/NV FP4 hardware dequantises into FP8 MMA
-        return "bf16" if t.bf16 is not None else "fp8"  # W4A16 (Marlin / Triton on Hopper)
-    if fmt == "fp8" and t.fp8 is not None:
-        return "fp8"
-    return "bf16" if t.bf16 is not None else "fp8"
-
-
-def _peak_flops(hw: Hardware, dtype: str) -> float:
-    v = {"bf16": hw.dense_tflops.bf16, "fp8": hw.dense_tflops.fp8, "fp4": hw.dense_tflops.fp4}[
-        dtype
-    ]
-    if v is None:
-        v = hw.dense_tflops.bf16 or hw.dense_tflops.fp8
-    assert v is not None
-    return float(v) * 1e12
-
-
 _Op = tuple[float, float, float, float, float]
 
 
@@ -126,13 +109,11 @@ class StepModel:
         fmts = effective_formats(model, par.precision)
         self.formats = fmts
         self._init_weights(shape, fmts, par.tp)
-        self.dense_peak = _peak_flops(
-            hw, _compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations)
+        self.dense_peak = peak_flops(hw, compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations))
+        self.expert_peak = peak_flops(
+            hw, compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
         )
-        self.expert_peak = _peak_flops(
-            hw, _compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
-        )
-        self.attn_peak = _peak_flops(hw, "bf16")
+        self.attn_peak = peak_flops(hw, "bf16")
         self.best_peak = max(self.dense_peak, self.expert_peak, self.attn_peak)
         self.bw = float(hw.hbm_tb_s or 0.0) * 1e12
         self._init_attention(shape, par)

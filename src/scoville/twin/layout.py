@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from scoville.twin.catalogue import Hardware
 from scoville.twin.shape import Precision
 
 KvDtype = Literal["bf16", "fp8"]
@@ -79,3 +80,27 @@ class Parallel:
     @property
     def gpus(self) -> int:
         return self.tp * self.pp
+
+
+def compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
+    """Which tensor-core rate a weight format runs at on this hardware."""
+    t = hw.dense_tflops
+    if fmt in ("mxfp4", "nvfp4", "int4_g32", "int4_g128"):
+        if t.fp4 is not None and fp4_activations:
+            return "fp4"
+        if t.fp4 is not None and t.fp8 is not None:
+            return "fp8"  # W4A8: native MX/NV FP4 hardware dequantises into FP8 MMA
+        return "bf16" if t.bf16 is not None else "fp8"  # W4A16 (Marlin / Triton on Hopper)
+    if fmt == "fp8" and t.fp8 is not None:
+        return "fp8"
+    return "bf16" if t.bf16 is not None else "fp8"
+
+
+def peak_flops(hw: Hardware, dtype: str) -> float:
+    v = {"bf16": hw.dense_tflops.bf16, "fp8": hw.dense_tflops.fp8, "fp4": hw.dense_tflops.fp4}[
+        dtype
+    ]
+    if v is None:
+        v = hw.dense_tflops.bf16 or hw.dense_tflops.fp8
+    assert v is not None
+    return float(v) * 1e12
