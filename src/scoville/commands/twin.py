@@ -242,8 +242,8 @@ def validate_cmd(
     console.print(table)
     _print_regimes(rows, split)
     console.print(
-        f"split frozen {book.frozen.date}: {escape(book.frozen.rule)}; seed-derived rows are "
-        "never held out; `twin fit` reads dev rows only"
+        f"split frozen {book.frozen.date}: {escape(book.frozen.rule)}; `twin fit` reads dev "
+        "rows only"
     )
     for e in book.frozen.errata:
         console.print(f"erratum: {escape(e)}")
