@@ -13,11 +13,11 @@ from scoville.twin.target import parse_twin_url
 
 def test_every_calibration_point_has_a_source_and_a_parsable_url() -> None:
     points = load_points()
-    assert any(p.role == "fit" for p in points) and any(p.role == "validate" for p in points)
+    assert any(p.split == "dev" for p in points) and any(p.split == "test" for p in points)
     for p in points:
         assert p.source
         parse_twin_url(p.url)
-        assert (p.role == "fit") == bool(p.fitted)
+        assert p.split == "dev" or not p.fitted  # only dev points may ever be fitted
 
 
 def test_validate_compares_each_published_metric() -> None:
@@ -50,3 +50,47 @@ def test_explain_and_validate_commands_print_tables() -> None:
     )
     assert r.exit_code == 0, r.output
     assert "TPOT 0.685 ms" in r.output
+
+
+def test_the_split_is_frozen_and_seed_rows_are_never_held_out() -> None:
+    from scoville.twin.calibration import load_book
+
+    book = load_book()
+    assert book.frozen.date.startswith("2026-")
+    seed = [p for p in book.points if "Seed claim" in p.source]
+    assert seed and all(p.split == "seed" for p in seed)
+    tests = [p for p in book.points if p.split == "test"]
+    hw = {parse_twin_url(p.url).hardware.name for p in tests}
+    models = {parse_twin_url(p.url).model.name for p in tests}
+    assert {"H100", "H200", "B200", "GB200", "MI300X", "MI355X"} <= hw
+    assert len(models) >= 3
+
+
+def test_errors_by_regime_take_medians_and_signed_bias() -> None:
+    from scoville.twin.calibration import Comparison, by_regime
+
+    rows = [
+        Comparison("a", "test", "tpot_ms", 10.0, 11.0, ("x",)),  # +10 %
+        Comparison("b", "test", "tpot_ms", 10.0, 8.0, ("x",)),  # -20 %
+        Comparison("c", "test", "tpot_ms", 10.0, 10.5, ("y",)),  # +5 %
+        Comparison("d", "dev", "tpot_ms", 10.0, 20.0, ("x",)),  # another split: ignored
+    ]
+    got = {(r.regime, r.metric): r for r in by_regime(rows, "test", ("tpot_ms",))}
+    assert got[("all", "tpot_ms")].n == 3
+    assert got[("all", "tpot_ms")].median_abs_error == pytest.approx(0.10)
+    assert got[("all", "tpot_ms")].bias == pytest.approx(0.05)
+    assert got[("x", "tpot_ms")].median_abs_error == pytest.approx(0.15)
+    assert got[("x", "tpot_ms")].bias == pytest.approx(-0.05)
+
+
+def test_explain_ends_with_a_verdict_and_names_the_deciding_overheads() -> None:
+    r = CliRunner().invoke(
+        app, ["twin", "explain", "--intvty", "1459", "--hardware", "Jalapeno-B0"]
+    )
+    assert r.exit_code == 0, r.output
+    last = " ".join(r.output.split()).split("verdict: ")[-1]
+    assert last.startswith("needs")
+    assert "per-step overhead" in r.output and "collective latency" in r.output
+    ok = CliRunner().invoke(app, ["twin", "explain", "--intvty", "50", "--hardware", "H200"])
+    assert ok.exit_code == 0, ok.output
+    assert "verdict: plausible" in " ".join(ok.output.split())

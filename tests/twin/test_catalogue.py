@@ -152,3 +152,40 @@ def test_every_model_simulates_on_some_hardware_parallelism() -> None:
             break
         else:
             raise AssertionError(f"{name} fits no B300 TP up to 8")
+
+
+NEW_HARDWARE = ["MI325X", "Rubin", "VR200-NVL72", "Ironwood"]
+NEW_MODELS = [
+    "DeepSeek-V3.2",
+    "DeepSeek-V4-Pro",
+    "DeepSeek-V4-Flash",
+    "Kimi-K3",
+    "Qwen3.5-397B-A17B",
+    "GLM-5",
+]
+
+
+def test_newer_entries_carry_sources_and_say_what_is_assumed() -> None:
+    cat = load_catalogue()
+    for name in NEW_HARDWARE:
+        hw = cat.get_hardware(name)
+        assert hw.source and hw.tdp_w is not None  # TPU v7 now has a (stated) power
+        assert "fabric.latency" in hw.assumed
+    assert cat.get_hardware("Vera Rubin NVL72").fabric.scaleup_gpus == 72
+    assert cat.get_hardware("Rubin").fabric.scaleup_gpus == 8
+    assert "tdp_w" in cat.get_hardware("Ironwood").assumed
+    for name in NEW_MODELS:
+        m = cat.get_model(name)
+        assert m.source and m.official_total_params_b
+    assert "experts_per_token" in cat.get_model("Kimi-K3").assumed
+
+
+def test_newer_models_simulate_on_rack_scale_systems() -> None:
+    from scoville.client.plan import length_requests
+    from scoville.twin.fast import run_point
+    from scoville.twin.target import parse_twin_url
+
+    for name in NEW_MODELS:
+        cfg = parse_twin_url(f"twin:GB300/{name}?tp=16&dp_attention=1&precision=fp4")
+        res = run_point(cfg, length_requests(4, 512, 4), "c2", concurrency=2)
+        assert all(r.ok and r.output_tokens == 4 for r in res.records), name

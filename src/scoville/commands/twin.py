@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,6 +16,9 @@ from rich.table import Table
 from scoville.errors import UserError
 from scoville.spec.lists import parse_list
 from scoville.twin.options import TwinOptions, option_help
+
+if TYPE_CHECKING:
+    from scoville.twin.calibration import Comparison
 
 app = typer.Typer(add_completion=False)
 twin_app = typer.Typer(add_completion=False, help="The digital twin: serve it over HTTP.")
@@ -217,15 +220,28 @@ def serve_cmd(
 
 @twin_app.command("validate")
 def validate_cmd(
-    requests_per_point: Annotated[int | None, typer.Option(help="Default 10 x conc.")] = None,
+    requests_per_point: Annotated[
+        int | None, typer.Option(help="Default 10 x conc (capped for very large sweeps).")
+    ] = None,
+    split: Annotated[str, typer.Option(help="test (held out), dev, seed or all.")] = "test",
+    only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
+    quick: Annotated[bool, typer.Option(help="Fewer requests per point (as `twin fit`).")] = False,
 ) -> None:
-    """Predicted vs published for every calibration point (fitted points marked as such)."""
-    from scoville.twin.calibration import load_points, validate
+    """Predicted vs published on the frozen test split, with error by regime and signed bias."""
+    from scoville.twin.calibration import load_book, validate
 
-    points = load_points()
-    rows = validate(points, requests_per_point)
-    table = Table(title="twin calibration: predicted vs published")
-    for col in ("point", "role", "metric", "published", "predicted", "error"):
+    if split not in ("test", "dev", "seed", "all"):
+        raise UserError("--split must be test, dev, seed or all.")
+    book = load_book()
+    points = [
+        p
+        for p in book.points
+        if (split == "all" or p.split == split) and (only is None or only in p.id)
+    ]
+    rows = validate(points, requests_per_point, quick=quick)
+    table = Table(title=f"twin calibration ({split} split): predicted vs published")
+    table.add_column("point", no_wrap=True)
+    for col in ("split", "metric", "published", "predicted", "error"):
         table.add_column(col, justify="right")
     for c in rows:
         table.add_row(
@@ -237,17 +253,69 @@ def validate_cmd(
             f"{c.error:+.1%}",
         )
     console.print(table)
-    held = sorted(abs(c.error) for c in rows if c.role == "validate")
-    if held:
-        mid = len(held) // 2
-        median = held[mid] if len(held) % 2 else (held[mid - 1] + held[mid]) / 2
-        console.print(
-            f"median |error| over {len(held)} held-out comparisons: {median:.1%} "
-            "(fitted points excluded)"
-        )
+    _print_regimes(rows, split)
+    console.print(
+        f"split frozen {book.frozen.date}: {escape(book.frozen.rule)}; `twin fit` reads dev "
+        "rows only"
+    )
+    for e in book.frozen.errata:
+        console.print(f"erratum: {escape(e)}")
     for p in points:
-        fitted = f" (fitted: {', '.join(p.fitted)})" if p.fitted else ""
-        console.print(f"{p.id}: {escape(p.source)}{fitted}")
+        console.print(f"{p.id}: {escape(p.source)}")
+
+
+def _print_regimes(rows: list[Comparison], split: str) -> None:
+    from scoville.twin.calibration import by_regime
+
+    splits = ("test", "dev", "seed") if split == "all" else (split,)
+    for sp in splits:
+        regs = by_regime(rows, sp)
+        if not regs:
+            continue
+        table = Table(title=f"error by regime ({sp} split): median |error| and signed bias")
+        for col in ("regime", "metric", "n", "median |error|", "bias"):
+            table.add_column(col, justify="right")
+        for r in regs:
+            table.add_row(
+                r.regime, r.metric, str(r.n), f"{r.median_abs_error:.1%}", f"{r.bias:+.1%}"
+            )
+        console.print(table)
+
+
+@twin_app.command("fit")
+def fit_cmd(
+    passes: Annotated[int, typer.Option(help="Coordinate-search passes.", min=1)] = 1,
+    write: Annotated[
+        Path | None, typer.Option(help="Write the fitted profile book here (YAML).")
+    ] = None,
+) -> None:
+    """Fit the twin's named free parameters on the dev split only (the test split stays
+    held out); prints each parameter's value and the dev error before and after."""
+    import datetime
+
+    import yaml
+
+    from scoville.twin.calibration import load_book
+    from scoville.twin.fit import FREE_PARAMS, fit
+    from scoville.twin.profiles import load_profiles
+
+    cal = load_book()
+    book, before, after = fit(
+        cal.points, load_profiles(), passes=passes, log=lambda s: console.print(escape(s))
+    )
+    console.print(f"dev loss (mean |log error| of tput/GPU and TPOT): {before:.4f} -> {after:.4f}")
+    if write is None:
+        return
+    data = book.model_dump(by_alias=True)
+    data["fitted"] = {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%MZ"),
+        "split": f"dev rows of calibration.yaml (frozen {cal.frozen.date})",
+        "parameters": {p.name: p.get(book) for p in FREE_PARAMS},
+        "dev_loss_before": round(before, 4),
+        "dev_loss_after": round(after, 4),
+    }
+    write.write_text(yaml.safe_dump(data, sort_keys=False, width=100), encoding="utf-8")
+    console.print(f"wrote {write}")
 
 
 @twin_app.command("explain")
@@ -256,30 +324,48 @@ def explain_cmd(
     intvty: Annotated[float, typer.Option(help="Claimed tokens/s/user at batch 1.")] = 1459.0,
     context: Annotated[int, typer.Option(help="Context tokens while decoding.")] = 8704,
     hardware: Hw = "Jalapeno-B0",
+    framework: Annotated[
+        str, typer.Option(help="Serving-framework profile for the twin's overheads.")
+    ] = "vllm",
     catalogue: Cat = None,
 ) -> None:
-    """What a claimed single-user speed implies: HBM bandwidth and FLOP/s per GPU, by TP."""
+    """What a claimed single-user speed implies (HBM bandwidth and FLOP/s per GPU, by TP),
+    which of the twin's overheads decide single-user speed, and a verdict."""
     from scoville.twin.calibration import explain
     from scoville.twin.catalogue import load_catalogue
+    from scoville.twin.profiles import apply_profile, hardware_family, load_profiles
+    from scoville.twin.verdict import judge
 
     if intvty <= 0 or context < 1:
         raise UserError("--intvty must be > 0 and --context >= 1.")
     cat = load_catalogue(catalogue or ())
     hw, m = cat.get_hardware(hardware), cat.get_model(model)
-    rows = explain(m, intvty, context, hw)
+    prof = apply_profile(
+        load_profiles(), framework, hw.vendor, family=hardware_family(hw.name)
+    ).efficiency
+    rows = explain(m, intvty, context, hw, efficiency=prof)
     table = Table(
         title=f"{intvty:g} tok/s/user on {m.name} (context {context}): TPOT "
         f"{1e3 / intvty:.3f} ms; vs {hw.name} ({hw.hbm_tb_s} TB/s)"
     )
-    for col in ("TP", "HBM TB/s per GPU", "of peak", "TFLOP/s per GPU", "twin TPOT ms"):
+    cols = ("TP", "HBM TB/s per GPU", "of peak", "TFLOP/s per GPU", "twin TPOT ms")
+    for col in (*cols, "streaming ms", "overheads ms", "collectives ms"):
         table.add_column(col, justify="right")
     for r in rows:
         frac = f"{r.hbm_fraction:.0%}" if r.hbm_fraction is not None else "-"
         twin = f"{r.twin_tpot_s * 1e3:.3f}" if r.twin_tpot_s is not None else "-"
-        table.add_row(str(r.tp), f"{r.hbm_tb_s:.2f}", frac, f"{r.tflops:.1f}", twin)
+        over = r.twin_step_overhead_s + r.twin_layer_overhead_s
+        table.add_row(
+            str(r.tp),
+            f"{r.hbm_tb_s:.2f}",
+            frac,
+            f"{r.tflops:.1f}",
+            twin,
+            f"{r.twin_work_s * 1e3:.3f}",
+            f"{over * 1e3:.3f}",
+            f"{r.twin_comm_s * 1e3:.3f}",
+        )
     console.print(table)
-    console.print(
-        "Above 100% of peak bandwidth the claim needs more GPUs per replica (or "
-        "speculative decoding, or fewer bytes per token); the twin column adds the "
-        "per-layer overhead and all-reduce latency its defaults assume."
-    )
+    v = judge(rows)
+    console.print(f"what decides single-user speed in the twin ({framework} profile): {v.deciding}")
+    console.print(f"verdict: {v.line}")

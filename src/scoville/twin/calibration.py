@@ -16,8 +16,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from scoville.twin.catalogue import Hardware, ModelArch
+from scoville.twin.cluster import TwinConfig
 from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
+from scoville.twin.deploy import reprofile
 from scoville.twin.frontier import frontier_rows
+from scoville.twin.profiles import ProfileBook, hardware_family
 from scoville.twin.simulate import sweep
 from scoville.twin.target import parse_twin_url
 
@@ -27,7 +30,11 @@ class Published(BaseModel):
     tput_per_gpu: float | None = Field(None, description="(input+output) tok/s per GPU")
     tpot_ms: float | None = None
     intvty: float | None = Field(None, description="tok/s/user")
+    ttft_ms: float | None = Field(None, description="median time to first token")
     peak_tput_per_gpu: float | None = Field(None, description="max tput_per_gpu over the sweep")
+
+
+Split = Literal["dev", "test", "seed"]
 
 
 class CalPoint(BaseModel):
@@ -40,27 +47,51 @@ class CalPoint(BaseModel):
     concurrencies: tuple[int, ...] = Field((), description="a sweep, for peak metrics")
     range_ratio: float = Field(1.0, gt=0, le=1, description="lengths in [ratio*L, L]")
     published: Published
-    role: Literal["fit", "validate"]
-    fitted: tuple[str, ...] = ()
+    split: Split = Field(..., description="dev: may be fitted; test: held out; seed: derived")
+    fitted: tuple[str, ...] = Field((), description="knobs fitted to this point (dev only)")
     source: str = Field(..., min_length=1)
 
 
-def load_points() -> list[CalPoint]:
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    date: str
+    rule: str
+    note: str = ""
+    errata: tuple[str, ...] = ()
+
+
+class CalBook(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    schema_: str = Field(alias="schema")
+    frozen: Frozen
+    points: tuple[CalPoint, ...]
+
+
+def load_book() -> CalBook:
     text = (
         resources.files("scoville")
         .joinpath("data", "twin", "calibration.yaml")
         .read_text(encoding="utf-8")
     )
-    return [CalPoint.model_validate(p) for p in yaml.safe_load(text)["points"]]
+    book = CalBook.model_validate(yaml.safe_load(text))
+    for p in book.points:
+        if p.fitted and p.split != "dev":
+            raise ValueError(f"calibration point {p.id}: only dev points may be fitted")
+    return book
+
+
+def load_points() -> list[CalPoint]:
+    return list(load_book().points)
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
     point_id: str
-    role: str
+    role: str  # the point's split: dev, test or seed
     metric: str
     published: float
     predicted: float
+    regimes: tuple[str, ...] = ()
 
     @property
     def error(self) -> float:
@@ -68,26 +99,111 @@ class Comparison:
         return (self.predicted - self.published) / self.published
 
 
-def validate(points: Sequence[CalPoint], requests_per_point: int | None = None) -> list[Comparison]:
+def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
+    """The regimes a point belongs to, for the error table: concurrency band, disaggregated,
+    speculative decoding, hardware family, model, framework."""
+    conc = max(p.concurrencies or (p.concurrency or 1,))
+    tags = [
+        "low concurrency (<= 16)" if conc <= 16 else "high concurrency (> 16)",
+        f"hardware {hardware_family(cfg.hardware.name)}",
+        f"model {cfg.model.name}",
+        f"framework {cfg.labels.get('framework', 'vllm')}",
+        "disaggregated" if cfg.disagg is not None else "aggregated",
+    ]
+    if cfg.parallel.spec.draft_tokens:
+        tags.append("MTP / speculative")
+    return tuple(tags)
+
+
+def requests_for(conc: int, quick: bool = False) -> int:
+    """InferenceX sends 10 x concurrency prompts; very large sweeps are capped (the steady
+    state is reached well before), and `quick` (fitting) caps harder."""
+    cap = 512 if quick else 4096
+    return min(10 * conc, max(2 * conc, cap))
+
+
+def simulate_point(
+    p: CalPoint,
+    quick: bool = False,
+    requests: int | None = None,
+    book: ProfileBook | None = None,
+) -> dict[str, float]:
+    """Predicted metrics of one calibration point, measured as InferenceX measures: every
+    request counts (no warmup excluded), lengths drawn in [range_ratio * L, L]. `book`
+    replaces the shipped framework profiles (what `twin fit` tries)."""
+    cfg = parse_twin_url(p.url)
+    if book is not None:
+        cfg = reprofile(cfg, book)
+    conc = list(p.concurrencies) or [p.concurrency or 1]
+    n = requests if requests is not None else requests_for(max(conc), quick)
+    pts = sweep(
+        cfg, p.isl_tokens, p.osl_tokens, conc, n, range_ratio=p.range_ratio, warmup_per_point=0
+    )
+    rows = frontier_rows(pts)
+    row = rows[-1]
+    return {
+        "tput_per_gpu": row.tput_per_gpu,
+        "tpot_ms": row.median_tpot_s * 1e3,
+        "intvty": row.median_intvty,
+        "ttft_ms": row.median_ttft_s * 1e3,
+        "peak_tput_per_gpu": max(r.tput_per_gpu for r in rows),
+    }
+
+
+def validate(
+    points: Sequence[CalPoint], requests_per_point: int | None = None, quick: bool = False
+) -> list[Comparison]:
     """Simulate each point and compare every published metric it has."""
     out: list[Comparison] = []
     for p in points:
         cfg = parse_twin_url(p.url)
-        conc = list(p.concurrencies) or [p.concurrency or 1]
-        pts = sweep(
-            cfg, p.isl_tokens, p.osl_tokens, conc, requests_per_point, range_ratio=p.range_ratio
-        )
-        rows = frontier_rows(pts)
-        row = rows[-1]
-        predicted = {
-            "tput_per_gpu": row.tput_per_gpu,
-            "tpot_ms": row.median_tpot_s * 1e3,
-            "intvty": row.median_intvty,
-            "peak_tput_per_gpu": max(r.tput_per_gpu for r in rows),
-        }
+        predicted = simulate_point(p, quick, requests_per_point)
+        tags = regimes(p, cfg)
         for metric, value in p.published.model_dump().items():
             if value is not None:
-                out.append(Comparison(p.id, p.role, metric, float(value), predicted[metric]))
+                out.append(Comparison(p.id, p.split, metric, float(value), predicted[metric], tags))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RegimeError:
+    regime: str
+    metric: str
+    n: int
+    median_abs_error: float
+    bias: float  # median signed error
+
+
+def median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        return float("nan")
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def by_regime(
+    rows: Sequence[Comparison],
+    split: str = "test",
+    metrics: Sequence[str] = ("tput_per_gpu", "tpot_ms", "ttft_ms"),
+) -> list[RegimeError]:
+    """Median |error| and signed bias per regime and metric over one split ("all" first)."""
+    chosen = [c for c in rows if c.role == split]
+    names = ["all", *sorted({t for c in chosen for t in c.regimes})]
+    out = []
+    for regime in names:
+        for metric in metrics:
+            errs = [
+                c.error
+                for c in chosen
+                if c.metric == metric and (regime == "all" or regime in c.regimes)
+            ]
+            if errs:
+                out.append(
+                    RegimeError(
+                        regime, metric, len(errs), median([abs(e) for e in errs]), median(errs)
+                    )
+                )
     return out
 
 
@@ -101,6 +217,11 @@ class Implied:
     tflops: float  # FLOPs per token / TPOT
     hbm_fraction: float | None  # of the hardware's peak bandwidth, when hardware is given
     twin_tpot_s: float | None  # the twin's own batch-1 decode step on that hardware
+    # the twin's step split: streaming/compute time, collective latency+bytes, fixed overheads
+    twin_work_s: float = 0.0
+    twin_comm_s: float = 0.0
+    twin_step_overhead_s: float = 0.0
+    twin_layer_overhead_s: float = 0.0
 
 
 def explain(
@@ -116,7 +237,8 @@ def explain(
     tpot_s = 1.0 / tok_s_per_user
     eff = efficiency or Efficiency()
     out = []
-    for tp in tps:
+    domain = hardware.fabric.scaleup_gpus
+    for tp in (t for t in tps if t <= domain):
         sm = StepModel(hardware, model, Parallel(tp=tp), eff)
         w = sm.window_tokens
         b = StepBatch(
@@ -136,6 +258,10 @@ def explain(
                 cost.flops / tpot_s / 1e12,
                 bw / peak if peak else None,
                 cost.total_s,
+                cost.compute_s + cost.memory_s,
+                cost.comm_s,
+                eff.step_overhead_s,
+                cost.overhead_s - eff.step_overhead_s,
             )
         )
     return out

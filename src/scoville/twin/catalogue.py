@@ -44,6 +44,20 @@ class DenseTflops(_Entry):
     fp4: float | None = Field(None, gt=0, description="Dense FP4 tensor TFLOP/s.")
 
 
+class FabricSpec(_Entry):
+    """The scale-up domain and the network beyond it (per GPU). Latencies are those of one
+    small-message collective: `latency_us + latency_per_doubling_us * log2(ranks)`."""
+
+    scaleup_gpus: int = Field(8, ge=1, description="Accelerators in one scale-up domain.")
+    domain_name: str = ""
+    scaleup_latency_us: float = Field(5.0, gt=0)
+    scaleup_latency_per_doubling_us: float = Field(1.5, ge=0)
+    scaleout_link: str = "400 Gb/s RDMA NIC per GPU"
+    scaleout_gb_s: float = Field(50.0, gt=0, description="Network GB/s per GPU per direction.")
+    scaleout_latency_us: float = Field(15.0, gt=0)
+    scaleout_latency_per_doubling_us: float = Field(5.0, ge=0)
+
+
 class Hardware(_Entry):
     """One accelerator (per GPU / per chip / per package, as `scope` of the source says)."""
 
@@ -60,6 +74,7 @@ class Hardware(_Entry):
         None, gt=0, description="Scale-up link bandwidth per GPU, both directions, GB/s."
     )
     scaleup_domain: str | None = None
+    fabric: FabricSpec = Field(default_factory=lambda: FabricSpec.model_validate({}))
     tdp_w: float | None = Field(None, gt=0)
     power_only: bool = Field(False, description="Only power is known: cannot be simulated.")
     assumed: dict[str, str] = Field(
@@ -118,6 +133,9 @@ class ModelArch(_Entry):
     official_active_params_b: float | None = None
     native_weight_format: str = ""
     notes: str = ""
+    assumed: dict[str, str] = Field(
+        default_factory=dict, description="Fields not from the source, with the assumption."
+    )
     source: str = Field(..., min_length=1)
 
     @model_validator(mode="after")

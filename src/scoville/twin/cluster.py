@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from scoville.errors import TargetError
 from scoville.twin.catalogue import Hardware, ModelArch
-from scoville.twin.costmodel import Efficiency, Parallel, StepModel
+from scoville.twin.comm import Fabric
+from scoville.twin.costmodel import Efficiency, Parallel, SpecDecode, StepModel
 from scoville.twin.engine import EngineConfig, Replica, Seq
 from scoville.twin.kernel import Kernel
 
@@ -24,15 +25,15 @@ Router = Literal["round_robin", "session", "least_loaded"]
 @dataclass(frozen=True, slots=True)
 class DisaggConfig:
     """Separate prefill and decode pools. KV moves over the scale-up link when both pools sit
-    in one scale-up domain (`kv_link='scaleup'`), else over the network at `network_gb_s`
-    per GPU (400 Gb/s NIC = 50 GB/s)."""
+    in one scale-up domain, else over the scale-out network (the hardware's `fabric`): `auto`
+    picks by whether the whole deployment fits in one domain; `scaleup` beyond the domain is
+    refused. Each of the prefill replica's GPUs sends its shard of the KV at once."""
 
     prefill_replicas: int = 1
     decode_replicas: int = 1
     prefill_tp: int | None = None  # default: the main tp
-    kv_link: Literal["scaleup", "network"] = "scaleup"
-    network_gb_s: float = 50.0
-    transfer_latency_s: float = 50e-6
+    kv_link: Literal["auto", "scaleup", "network"] = "auto"
+    transfer_latency_s: float = 50e-6  # handshake + first byte, on top of the link latency
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,19 +50,25 @@ class TwinConfig:
 
     @property
     def n_accelerators(self) -> int:
+        gpus = self.parallel.gpus
         if self.disagg is None:
-            return self.replicas * self.parallel.tp
+            return self.replicas * gpus
         d = self.disagg
-        return d.prefill_replicas * (d.prefill_tp or self.parallel.tp) + (
-            d.decode_replicas * self.parallel.tp
+        return d.prefill_replicas * (d.prefill_tp or self.parallel.tp) * self.parallel.pp + (
+            d.decode_replicas * gpus
         )
 
+    def prefill_parallel(self) -> Parallel:
+        """Prefill replicas: their own TP, the main layout's expert parallelism and
+        data-parallel attention (TensorRT-LLM's context servers run attention DP with EP
+        when the generation servers do), no speculative decoding."""
+        d = self.disagg
+        tp = (d.prefill_tp if d is not None else None) or self.parallel.tp
+        ep = tp if self.parallel.ep > 1 else 1
+        return replace(self.parallel, tp=tp, ep=ep, spec=SpecDecode())
+
     def step_model(self, tp: int | None = None) -> StepModel:
-        par = (
-            self.parallel
-            if tp is None
-            else replace(self.parallel, tp=tp, ep=min(self.parallel.ep, tp))
-        )
+        par = self.parallel if tp is None else self.prefill_parallel()
         sm = StepModel(self.hardware, self.model, par, self.efficiency)
         if sm.kv_budget_bytes_per_gpu() <= 0:
             need_gb = sm.weight_bytes_per_gpu * par.tp / 1e9
@@ -71,6 +78,39 @@ class TwinConfig:
                 "raise tp or lower the precision."
             )
         return sm
+
+
+def _per_rank_limits(engine: EngineConfig, sm: StepModel) -> EngineConfig:
+    """Under data-parallel attention every rank schedules its own batch: the seat limit and
+    the token budget are per rank, so the replica's are dp times larger."""
+    if sm.dp == 1:
+        return engine
+    return replace(
+        engine,
+        max_num_seqs=engine.max_num_seqs * sm.dp,
+        max_num_batched_tokens=engine.max_num_batched_tokens * sm.dp,
+    )
+
+
+def _kv_path(cfg: TwinConfig) -> tuple[float, float]:
+    """(bytes/s, latency s) of one sequence's KV hand-off from a prefill to a decode replica."""
+    d = cfg.disagg
+    assert d is not None
+    fabric = Fabric.of(cfg.hardware, cfg.efficiency.link, cfg.efficiency.collective_latency_scale)
+    fits = cfg.n_accelerators <= fabric.domain_gpus
+    if d.kv_link == "scaleup" and not fits:
+        raise TargetError(
+            f"kv_link=scaleup: the deployment's {cfg.n_accelerators} accelerators do not fit "
+            f"in one scale-up domain of {cfg.hardware.name} ({fabric.domain_name}, "
+            f"{fabric.domain_gpus}); KV must cross the network (kv_link=network or auto)."
+        )
+    link = (
+        fabric.scaleup
+        if d.kv_link == "scaleup" or (d.kv_link == "auto" and fits)
+        else (fabric.scaleout)
+    )
+    senders = (d.prefill_tp or cfg.parallel.tp) * cfg.parallel.pp
+    return link.bytes_per_s * senders, d.transfer_latency_s + link.alpha_s(2)
 
 
 class Cluster:
@@ -85,30 +125,32 @@ class Cluster:
             if cfg.replicas < 1:
                 raise TargetError("replicas must be >= 1.")
             sm = cfg.step_model()
-            self.replicas = [Replica(f"r{i}", sm, kernel, cfg.engine) for i in range(cfg.replicas)]
+            eng = _per_rank_limits(cfg.engine, sm)
+            self.replicas = [Replica(f"r{i}", sm, kernel, eng) for i in range(cfg.replicas)]
             self.entry = self.replicas
         else:
             d = cfg.disagg
-            sm_p = cfg.step_model(d.prefill_tp)
+            sm_p = cfg.step_model(d.prefill_tp or cfg.parallel.tp)
             sm_d = cfg.step_model()
             self.prefill = [
-                Replica(f"p{i}", sm_p, kernel, cfg.engine, "prefill", self._handoff)
+                Replica(
+                    f"p{i}",
+                    sm_p,
+                    kernel,
+                    _per_rank_limits(cfg.engine, sm_p),
+                    "prefill",
+                    self._handoff,
+                )
                 for i in range(d.prefill_replicas)
             ]
             self.decode = [
-                Replica(f"d{i}", sm_d, kernel, cfg.engine, "decode")
+                Replica(f"d{i}", sm_d, kernel, _per_rank_limits(cfg.engine, sm_d), "decode")
                 for i in range(d.decode_replicas)
             ]
             self.replicas = self.prefill + self.decode
             self.entry = self.prefill
             self._kv_model = sm_d
-            tp_p = d.prefill_tp or cfg.parallel.tp
-            per_gpu = (
-                float(cfg.hardware.scaleup_gb_s_bidir or 0.0) / 2 * cfg.efficiency.link
-                if d.kv_link == "scaleup"
-                else d.network_gb_s
-            )
-            self._transfer_bytes_per_s = per_gpu * 1e9 * tp_p
+            self._transfer_bytes_per_s, self._transfer_latency_s = _kv_path(cfg)
 
     def submit(self, seq: Seq, t_ns: int) -> None:
         self._route(self.entry, seq).submit(seq, t_ns)
@@ -129,7 +171,7 @@ class Cluster:
         d = self.cfg.disagg
         assert d is not None
         nbytes = self._kv_model.kv_bytes_per_seq(seq.prompt_tokens + seq.emitted - 1)
-        dt_s = d.transfer_latency_s + nbytes / self._transfer_bytes_per_s
+        dt_s = self._transfer_latency_s + nbytes / self._transfer_bytes_per_s
         target = min(self.decode, key=Replica.load)
         seq.ctx_target = seq.prompt_tokens + seq.emitted
         self.kernel.schedule(t_ns + int(dt_s * 1e9), lambda t: target.submit(seq, t))

@@ -11,50 +11,38 @@ Efficiency defaults and their reasons are in `Efficiency` and docs/design/twin.m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from scoville.errors import TargetError
 from scoville.twin.catalogue import BITS_PER_WEIGHT, Hardware, ModelArch
+from scoville.twin.comm import Fabric, alltoall_s
+from scoville.twin.layout import (
+    Efficiency,
+    KvDtype,
+    Parallel,
+    SpecDecode,
+    compute_dtype,
+    peak_flops,
+)
 from scoville.twin.shape import (
     ModelShape,
-    Precision,
     activation_bytes_per_token,
     effective_formats,
     expected_distinct_experts,
     model_shape,
 )
 
-KvDtype = Literal["bf16", "fp8"]
 KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
 
-
-@dataclass(frozen=True, slots=True)
-class Efficiency:
-    """Achievable fractions of datasheet peaks and fixed costs (see docs/design/twin.md)."""
-
-    hbm_bw: float = 0.80  # aiconfigurator mem_bw_empirical_scaling_factor (weight streaming)
-    attention_hbm_bw: float = 0.65  # paged-KV decode attention (gathers 16-token blocks)
-    gemm_max: float = 0.70  # large-M GEMM fraction of dense peak (cuBLAS/CUTLASS practice)
-    gemm_m_half_tokens: float = 8.0  # rows at which a GEMM reaches half of gemm_max (small-M tiles)
-    attention_compute: float = 0.45  # flash-attention prefill fraction of BF16 peak
-    link: float = 0.80  # NCCL bus-bandwidth fraction of the per-direction link rate
-    allreduce_latency_s: float = 30e-6  # per TP all-reduce, FITTED (calibration.yaml: H100 TP8)
-    alltoall_latency_s: float = 15e-6  # dispatch/combine latency per MoE layer
-    layer_overhead_s: float = 20e-6  # per layer per step: kernel fixed latency, graph replay
-    step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
-    gpu_memory_utilization: float = 0.90  # vLLM default
-    activation_reserve_gb: float = 2.0  # activations + CUDA graphs, outside the KV pool
-
-
-@dataclass(frozen=True, slots=True)
-class Parallel:
-    """How one replica is laid out: `tp` GPUs, experts TP-sliced (ep=1) or EP over them."""
-
-    tp: int = 1
-    ep: int = 1
-    precision: Precision = "native"
-    kv_dtype: KvDtype = "bf16"
-    fp4_activations: bool = False  # W4A4 when the hardware has FP4 (else W4A8 / W4A16)
+__all__ = [
+    "KV_BYTES",
+    "Efficiency",
+    "KvDtype",
+    "Parallel",
+    "SpecDecode",
+    "StepBatch",
+    "StepCost",
+    "StepModel",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +59,7 @@ class StepBatch:
     prefill_pairs_swa: float = 0.0
     prefill_ctx_read_tokens: int = 0  # sum of p over chunks (KV re-read of earlier chunks)
     n_sampled: int = 0  # sequences that sample a token this step (LM head rows)
+    n_prefill_chunks: int = 0  # prompts being prefilled (each lands on one attention-DP rank)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,65 +76,60 @@ class StepCost:
     floor_s: float  # max(flops / best peak, bytes / peak bandwidth): nothing runs faster
 
 
-def _compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
-    """Which tensor-core rate a weight format runs at on this hardware."""
-    t = hw.dense_tflops
-    if fmt in ("mxfp4", "nvfp4", "int4_g32", "int4_g128"):
-        if t.fp4 is not None and fp4_activations:
-            return "fp4"
-        if t.fp4 is not None and t.fp8 is not None:
-            return "fp8"  # W4A8: native MX/NV FP4 hardware dequantises into FP8 MMA
-        return "bf16" if t.bf16 is not None else "fp8"  # W4A16 (Marlin / Triton on Hopper)
-    if fmt == "fp8" and t.fp8 is not None:
-        return "fp8"
-    return "bf16" if t.bf16 is not None else "fp8"
-
-
-def _peak_flops(hw: Hardware, dtype: str) -> float:
-    v = {"bf16": hw.dense_tflops.bf16, "fp8": hw.dense_tflops.fp8, "fp4": hw.dense_tflops.fp4}[
-        dtype
-    ]
-    if v is None:
-        v = hw.dense_tflops.bf16 or hw.dense_tflops.fp8
-    assert v is not None
-    return float(v) * 1e12
-
-
 _Op = tuple[float, float, float, float, float]
 
 
 class StepModel:
     """Precomputed per-replica constants; `cost(batch)` is the hot path (no allocation but
-    the result). All byte and FLOP figures are per GPU of a `tp`-GPU replica."""
+    the result). Byte and FLOP figures are per GPU: with `dp_attention` they are those of the
+    busiest of the tp ranks, each holding 1/tp of the batch."""
 
     def __init__(
-        self, hw: Hardware, model: ModelArch, par: Parallel, eff: Efficiency = Efficiency()
+        self, hw: Hardware, model: ModelArch, par: Parallel, eff: Efficiency | None = None
     ) -> None:
-        if par.tp < 1 or par.ep not in (1, par.tp):
-            raise TargetError(f"ep must be 1 or equal to tp (got tp={par.tp}, ep={par.ep}).")
+        eff = eff or Efficiency()
+        if par.tp < 1 or par.pp < 1 or par.ep not in (1, par.tp):
+            raise TargetError(
+                f"ep must be 1 or equal to tp, tp and pp >= 1 (got tp={par.tp}, ep={par.ep}, "
+                f"pp={par.pp})."
+            )
+        if par.dp_attention and not model.is_moe:
+            raise TargetError(
+                f"dp_attention needs a mixture-of-experts model; {model.name} is dense."
+            )
         self.hw, self.model, self.par, self.eff = hw, model, par, eff
+        self.fabric = Fabric.of(hw, eff.link, eff.collective_latency_scale)
+        if not par.dp_attention:
+            self.fabric.check_group(par.tp, "tp", hw.name)
+        # ranks sharing the batch (data-parallel attention) and ranks sharing the experts
+        self.dp = par.tp if par.dp_attention else 1
+        self.ep = par.tp if (par.dp_attention or par.ep > 1) else 1
         shape = model_shape(model)
         self.shape = shape
         fmts = effective_formats(model, par.precision)
         self.formats = fmts
         self._init_weights(shape, fmts, par.tp)
-        self.dense_peak = _peak_flops(
-            hw, _compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations)
+        self.dense_peak = peak_flops(hw, compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations))
+        self.expert_peak = peak_flops(
+            hw, compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
         )
-        self.expert_peak = _peak_flops(
-            hw, _compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
-        )
-        self.attn_peak = _peak_flops(hw, "bf16")
+        self.attn_peak = peak_flops(hw, "bf16")
         self.best_peak = max(self.dense_peak, self.expert_peak, self.attn_peak)
         self.bw = float(hw.hbm_tb_s or 0.0) * 1e12
         self._init_attention(shape, par)
         self._init_comm(hw, model, par)
-        self.act_bytes_per_token = activation_bytes_per_token(model, shape, par.tp)
+        self.act_bytes_per_token = activation_bytes_per_token(
+            model, shape, par.tp, self.ep, par.dp_attention
+        )
         self.overhead_s = eff.step_overhead_s + eff.layer_overhead_s * model.num_layers
+        self.spec = par.spec
+        self.tokens_per_step = par.spec.tokens_per_step()
 
     def _init_weights(self, shape: ModelShape, fmts: dict[str, str], tp: int) -> None:
         """Bytes streamed per step (dense groups, LM head; routed experts per expert-layer)
-        and stored per GPU, by each group's format; dense FLOP-bearing parameters."""
+        and stored per GPU, by each group's format; dense FLOP-bearing parameters. Dense
+        groups are split over TP, or replicated on every rank under data-parallel attention;
+        a pipeline stage holds 1/pp of the layers."""
         byte = {k: BITS_PER_WEIGHT[v] / 8.0 for k, v in fmts.items()}
         dense_total = shape.n_dense_layers * (
             shape.attention_params_per_layer * byte["attention"]
@@ -155,14 +139,19 @@ class StepModel:
             + shape.shared_params_per_layer * byte["shared_experts"]
             + shape.router_params_per_layer * 2.0
         )
+        dense_split = 1 if self.par.dp_attention else tp
         self.lm_head_bytes = shape.embedding_params * byte["embeddings"] / tp
-        self.dense_bytes = dense_total / tp  # streamed every step
-        self.expert_bytes = shape.expert_params * byte["routed_experts"] / tp  # per expert-layer
+        self.dense_bytes = dense_total / dense_split  # streamed every step
+        # per expert-layer: a TP slice of every expert, or whole experts on their EP rank
+        self.expert_bytes = (
+            shape.expert_params * byte["routed_experts"] / (1 if self.ep > 1 else tp)
+        )
+        experts_per_gpu = shape.n_routed_experts / self.ep
         self.weight_bytes_per_gpu = (
             self.dense_bytes
             + 2 * self.lm_head_bytes
-            + self.expert_bytes * shape.n_routed_experts * shape.n_moe_layers
-        )
+            + self.expert_bytes * experts_per_gpu * shape.n_moe_layers
+        ) / self.par.pp
         self.dense_params = (
             shape.n_dense_layers
             * (shape.attention_params_per_layer + shape.dense_mlp_params_per_layer)
@@ -178,8 +167,13 @@ class StepModel:
         m = self.model
         kv_byte = KV_BYTES[par.kv_dtype]
         per_layer = shape.kv_elems_per_token_per_layer * kv_byte
-        # GQA KV heads split over TP (replicated beyond n_kv_heads); MLA's latent is replicated.
-        self.kv_shard = min(par.tp, m.num_kv_heads) if m.attention == "gqa" else 1
+        # GQA KV heads split over TP (replicated beyond n_kv_heads); MLA's latent is replicated
+        # on TP ranks; data-parallel attention gives each rank its own sequences (sharded).
+        if par.dp_attention:
+            self.kv_shard = par.tp
+        else:
+            self.kv_shard = min(par.tp, m.num_kv_heads) if m.attention == "gqa" else 1
+        self.kv_shard *= par.pp  # each stage stores the KV of its own layers
         self.kv_full_bytes_per_token = per_layer * shape.n_full_layers  # whole replica
         self.kv_swa_bytes_per_token = per_layer * shape.n_swa_layers
         self.window_tokens = m.sliding_window if shape.n_swa_layers else 0
@@ -194,15 +188,25 @@ class StepModel:
         )
 
     def _init_comm(self, hw: Hardware, model: ModelArch, par: Parallel) -> None:
-        link = float(hw.scaleup_gb_s_bidir or 0.0) / 2.0 * 1e9 * self.eff.link
-        self.link_bytes_per_s = link
-        self.n_allreduce = (
-            0
-            if par.tp == 1
-            else (2 * model.num_layers - (self.shape.n_moe_layers if par.ep > 1 else 0))
+        self.link_bytes_per_s = self.fabric.scaleup.bytes_per_s
+        self.tp_link = self.fabric.link_for(par.tp)
+        self.ep_link = self.fabric.link_for(self.ep)
+        n_moe = self.shape.n_moe_layers
+        if par.dp_attention or par.tp == 1:
+            self.n_allreduce = 0
+        else:
+            self.n_allreduce = 2 * model.num_layers - (n_moe if self.ep > 1 else 0)
+        self.n_alltoall = n_moe if self.ep > 1 else 0
+        lat = self.eff.allreduce_latency_s
+        self.allreduce_alpha_s = self.tp_link.alpha_s(par.tp) if lat is None else lat
+        self.alltoall_alpha_s = (
+            self.eff.alltoall_latency_s * self.eff.collective_latency_scale
+            if self.ep <= self.fabric.domain_gpus
+            else self.ep_link.alpha_s(self.ep)
         )
-        self.n_alltoall = self.shape.n_moe_layers if par.ep > 1 else 0
-        if par.tp > 1 and link <= 0:
+        # pipeline: one activation hand-off per stage boundary per step
+        self.pp_hop_s = (par.pp - 1) * self.fabric.link_for(par.gpus).alpha_s(2)
+        if (par.tp > 1 or par.pp > 1) and self.link_bytes_per_s <= 0:
             raise TargetError(
                 f"Hardware {hw.name!r} has no scale-up link bandwidth; tp={par.tp} needs one "
                 "(add scaleup_gb_s_bidir in a user YAML)."
@@ -223,12 +227,16 @@ class StepModel:
         return ctx_tokens * self.kv_full_bytes_per_token + swa * self.kv_swa_bytes_per_token
 
     def cost(self, b: StepBatch) -> StepCost:
-        """Time of one step. Each operator group costs max(FLOPs/achievable, bytes/achievable)."""
+        """Time of one step (per emitted token with speculative decoding: a verify step that
+        emits L tokens per sequence is charged 1/L of its decode share per engine step).
+        Each operator group costs max(FLOPs/achievable, bytes/achievable)."""
         e = self.eff
-        tokens = b.n_decode + b.prefill_tokens
+        rows = 1 + self.spec.draft_tokens  # query rows per decoding sequence
+        dec_rows = b.n_decode * rows
+        tokens = dec_rows + b.prefill_tokens
         compute_s = memory_s = 0.0
         flops_sum = bytes_sum = 0.0
-        for flops, nbytes, peak, m_rows, bw_eff in self._operators(b, tokens):
+        for flops, nbytes, peak, m_rows, bw_eff in self._operators(b, tokens, rows):
             eff_c = e.gemm_max * m_rows / (m_rows + e.gemm_m_half_tokens) if m_rows > 0 else 1.0
             t_c = flops / (peak * eff_c) if flops > 0 else 0.0
             t_m = nbytes / (self.bw * bw_eff)
@@ -238,42 +246,63 @@ class StepModel:
                 memory_s += t_m
             flops_sum += flops
             bytes_sum += nbytes
-        comm_s = self._comm_s(tokens)
-        overhead_s = self.overhead_s if tokens > 0 else 0.0
+        comm_s = self._comm_s(tokens, self._rank_tokens(b, tokens))
+        overhead_s = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
         floor_s = max(flops_sum / self.best_peak, bytes_sum / self.bw)
         total = compute_s + memory_s + comm_s + overhead_s
-        return StepCost(
+        step = StepCost(
             total, compute_s, memory_s, comm_s, overhead_s, flops_sum, bytes_sum, floor_s
         )
+        if self.spec.draft_tokens and b.n_decode:
+            return self._speculative(step, dec_rows / tokens, b.n_decode)
+        return step
 
-    def _operators(self, b: StepBatch, tokens: int) -> list[_Op]:
-        """(flops, bytes, peak FLOP/s, GEMM rows, HBM fraction) per operator group; rows 0 =
-        not a GEMM."""
+    def _speculative(self, step: StepCost, decode_share: float, n_decode: int) -> StepCost:
+        """Scale a verify step to one engine step per emitted token: the decode share of the
+        step (by query rows) and the draft passes are divided by the acceptance length L."""
+        spec = self.spec
+        compute_s, memory_s, comm_s, overhead_s = (
+            step.compute_s, step.memory_s, step.comm_s, step.overhead_s
+        )  # fmt: skip
+        flops, nbytes, floor_s = step.flops, step.hbm_bytes, step.floor_s
+        per_layer_s = (memory_s + compute_s) / self.model.num_layers
+        draft_s = spec.draft_tokens * (
+            spec.draft_layers * (per_layer_s + self.eff.layer_overhead_s)
+            + self.lm_head_bytes / (self.bw * self.eff.hbm_bw)
+        )
+        f = decode_share / self.tokens_per_step + (1.0 - decode_share)
+        d = draft_s / self.tokens_per_step
+        c, m = compute_s * f, memory_s * f + d
+        co, o = comm_s * f, overhead_s * f
+        return StepCost(c + m + co + o, c, m, co, o, flops * f, nbytes * f, floor_s * f)
+
+    def _operators(self, b: StepBatch, tokens: int, rows: int) -> list[_Op]:
+        """(flops, bytes, peak FLOP/s, GEMM rows, HBM fraction) per operator group on the
+        busiest GPU; rows 0 = not a GEMM."""
         ops: list[_Op] = []
         w_bw = self.eff.hbm_bw
         if tokens <= 0:
             return ops
+        rank_tokens = self._rank_tokens(b, tokens)  # tokens the busiest rank computes
         ops.append(
-            (2.0 * tokens * self.dense_params, self.dense_bytes, self.dense_peak, tokens, w_bw)
+            (
+                2.0 * rank_tokens * self.dense_params * self.dp,
+                self.dense_bytes,
+                self.dense_peak,
+                rank_tokens,
+                w_bw,
+            )
         )
         sh = self.shape
         if sh.n_moe_layers:
-            k = self.model.experts_per_token
-            touched = expected_distinct_experts(sh.n_routed_experts, k, tokens)
-            ops.append(
-                (
-                    2.0 * tokens * k * sh.expert_params * sh.n_moe_layers / self.par.tp,
-                    touched * self.expert_bytes * sh.n_moe_layers,
-                    self.expert_peak,
-                    tokens * k / touched,  # rows per expert GEMM
-                    w_bw,
-                )
-            )
+            ops.append(self._experts(tokens))
+        # a prompt's attention runs on its own rank under data-parallel attention
+        pf_ranks = self.dp / min(self.dp, max(1, b.n_prefill_chunks))
         attn_flops = (
             self.attn_decode_full * b.decode_ctx_tokens
             + self.attn_decode_swa * b.decode_ctx_swa_tokens
-            + self.attn_prefill_full * b.prefill_pairs
-            + self.attn_prefill_swa * b.prefill_pairs_swa
+        ) * rows + pf_ranks * (
+            self.attn_prefill_full * b.prefill_pairs + self.attn_prefill_swa * b.prefill_pairs_swa
         )
         kv_read = (
             self.kv_full_bytes_per_token * (b.decode_ctx_tokens + b.prefill_ctx_read_tokens)
@@ -291,22 +320,68 @@ class StepModel:
         )
         # BF16 activations written and read back between kernels (not fused away)
         ops.append((0.0, tokens * self.act_bytes_per_token, self.dense_peak, 0.0, w_bw))
-        n_s = b.n_sampled
+        n_s = b.n_sampled * rows
         head_flops = 2.0 * n_s * sh.embedding_params / self.par.tp
         ops.append((head_flops, self.lm_head_bytes, self.dense_peak, float(max(n_s, 1)), w_bw))
         return ops
 
-    def _comm_s(self, tokens: int) -> float:
+    def _rank_tokens(self, b: StepBatch, tokens: int) -> float:
+        """Tokens on the busiest rank: all of them under TP; under data-parallel attention an
+        even share of the decode rows plus the prefill chunks, which cannot be split across
+        ranks (each prompt belongs to one rank, so a chunk stalls every rank's MoE exchange)."""
+        if self.dp == 1:
+            return float(tokens)
+        dec = tokens - b.prefill_tokens
+        ranks_with_prefill = min(self.dp, max(1, b.n_prefill_chunks))
+        return dec / self.dp + b.prefill_tokens / ranks_with_prefill
+
+    def _experts(self, tokens: int) -> _Op:
+        """Routed experts on the busiest GPU. TP-sliced: every GPU reads a 1/tp slice of each
+        touched expert. Expert-parallel: each rank holds E/ep whole experts and computes the
+        tokens routed to them, `expert_skew` x the mean on the busiest rank."""
+        sh = self.shape
+        k = self.model.experts_per_token
+        touched = expected_distinct_experts(sh.n_routed_experts, k, tokens)
+        if self.ep == 1:
+            flops = 2.0 * tokens * k * sh.expert_params * sh.n_moe_layers / self.par.tp
+            return (
+                flops,
+                touched * self.expert_bytes * sh.n_moe_layers,
+                self.expert_peak,
+                tokens * k / touched,  # rows per expert GEMM
+                self.eff.hbm_bw,
+            )
+        skew = self.par.expert_skew
+        per_rank = sh.n_routed_experts / self.ep
+        touched_rank = min(per_rank, touched / self.ep * skew)
+        assignments = tokens * k / self.ep * skew
+        return (
+            2.0 * assignments * sh.expert_params * sh.n_moe_layers,
+            touched_rank * self.expert_bytes * sh.n_moe_layers,
+            self.expert_peak,
+            assignments / touched_rank,
+            self.eff.hbm_bw,
+        )
+
+    def _comm_s(self, tokens: int, rank_tokens: float = 0.0) -> float:
         if self.n_allreduce == 0 and self.n_alltoall == 0:
             return 0.0
         tp = self.par.tp
         h = self.model.hidden_size
-        e = self.eff
-        ar_bytes = tokens * h * 2.0 * 2.0 * (tp - 1) / tp  # ring: 2(n-1)/n of the BF16 buffer
-        t = self.n_allreduce * (e.allreduce_latency_s + ar_bytes / self.link_bytes_per_s)
+        t = 0.0
+        if self.n_allreduce:
+            # ring: 2(n-1)/n of the BF16 buffer crosses each link
+            nbytes = tokens * h * 2.0
+            bw_s = nbytes * 2.0 * (tp - 1) / tp / self.tp_link.bytes_per_s
+            t = self.n_allreduce * (self.allreduce_alpha_s + bw_s)
         if self.n_alltoall:
             k = self.model.experts_per_token
-            # dispatch FP8 (1 B) + combine BF16 (2 B) of this rank's tokens to other ranks
-            a2a_bytes = tokens / tp * k * h * 3.0 * (tp - 1) / tp
-            t += self.n_alltoall * (2 * e.alltoall_latency_s + a2a_bytes / self.link_bytes_per_s)
+            # dispatch FP8 (1 B) + combine BF16 (2 B) of this rank's tokens to other ranks,
+            # the busiest rank receiving expert_skew x the mean
+            per_rank = tokens / self.ep * k * h * 3.0 * self.par.expert_skew
+            if self.dp > 1:  # data-parallel attention: the busiest rank sends its own tokens
+                per_rank = max(per_rank, rank_tokens * k * h * 3.0)
+            t += self.n_alltoall * (
+                2 * self.alltoall_alpha_s + alltoall_s(per_rank, self.ep, self.ep_link, 0.0)
+            )
         return t

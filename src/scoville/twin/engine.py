@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from scoville.twin.costmodel import StepBatch, StepModel
+from scoville.twin.costmodel import StepBatch, StepCost, StepModel
 from scoville.twin.kernel import Kernel
 from scoville.twin.prefix import PrefixCache
 
@@ -37,6 +37,11 @@ class EngineConfig:
     # Prefix-cache capacity in tokens: None = whatever KV memory is free (vLLM), -1 = never
     # evicts (an unbounded cache tier, the bound a trace's theoretical hit rate assumes).
     prefix_cache_tokens: int | None = None
+    # Framework scheduler policy: chunked prefill (vLLM, SGLang) or whole prompts that must
+    # fit the step's remaining token budget (TensorRT-LLM's default); prefill mixed into the
+    # decode step (vLLM, TRT-LLM) or run as its own batch before it (SGLang).
+    chunked_prefill: bool = True
+    mix_prefill_decode: bool = True
 
 
 @dataclass(slots=True, eq=False)
@@ -175,6 +180,8 @@ class Replica:
                 break
             seq = self.waiting[0]
             decode_only = self.role == "decode"
+            if not (decode_only or cfg.chunked_prefill) and not self._fits_whole(seq, budget):
+                break
             kv_tokens = seq.ctx_target - (1 if decode_only else 0)
             need = kv_tokens + self._swa_charge(kv_tokens)
             if self.kv_used + need > self.kv_capacity:
@@ -202,6 +209,13 @@ class Replica:
             self.prefix.shrink_to(min(limit, self.kv_capacity - self.kv_used))
         return chunks, budget
 
+    def _fits_whole(self, seq: Seq, budget: int) -> bool:
+        """Unchunked prefill: the whole prompt must fit the step's remaining budget, unless
+        nothing else runs this step (a prompt above the budget would otherwise never run)."""
+        need = seq.ctx_target - (seq.cached_tokens if seq.preemptions == 0 else 0)
+        idle = not self.running and not self.prefilling
+        return need <= budget or (idle and budget >= self.cfg.max_num_batched_tokens)
+
     # -- stepping ------------------------------------------------------------------------------
 
     def _start_step(self, t_ns: int) -> None:
@@ -225,7 +239,7 @@ class Replica:
             return
         self._busy = True
         self.kv_used += n_dec
-        cost = self.model.cost(self._batch(n_dec, chunks))
+        cost = self._cost(n_dec, chunks)
         self._account(cost.total_s, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s)
         self._chunks, self._n_dec = chunks, n_dec
         t_end = t_ns + max(1, int(cost.total_s * 1e9))
@@ -235,6 +249,24 @@ class Replica:
                 (t_end, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s, occ)
             )
         self.kernel.schedule(t_end, self._end_step)
+
+    def _cost(self, n_dec: int, chunks: list[tuple[Seq, int]]) -> StepCost:
+        """The step's cost; without mixing, a prefill batch runs before the decode batch and
+        the decoding sequences wait for it (SGLang's default), so the two costs add."""
+        if self.cfg.mix_prefill_decode or not chunks or not n_dec:
+            return self.model.cost(self._batch(n_dec, chunks))
+        p = self.model.cost(self._batch(0, chunks))
+        d = self.model.cost(self._batch(n_dec, []))
+        return StepCost(
+            p.total_s + d.total_s,
+            p.compute_s + d.compute_s,
+            p.memory_s + d.memory_s,
+            p.comm_s + d.comm_s,
+            p.overhead_s + d.overhead_s,
+            p.flops + d.flops,
+            p.hbm_bytes + d.hbm_bytes,
+            p.floor_s + d.floor_s,
+        )
 
     def _batch(self, n_dec: int, chunks: list[tuple[Seq, int]]) -> StepBatch:
         w = self.model.window_tokens
@@ -254,6 +286,7 @@ class Replica:
             swa = (n_dec - short_n) * w + short_sum
         done = sum(1 for seq, c in chunks if seq.computed + c >= seq.ctx_target)
         return StepBatch(
+            n_prefill_chunks=len(chunks),
             n_decode=n_dec,
             decode_ctx_tokens=self.sum_ctx,
             decode_ctx_swa_tokens=swa,

@@ -16,6 +16,7 @@ from scoville.errors import TargetError
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
 from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
+from scoville.twin.deploy import apply_deploy_options
 from scoville.twin.engine import EngineConfig
 from scoville.twin.shape import Precision
 
@@ -42,8 +43,10 @@ class TwinOptions(BaseModel):
     )
     disagg: str | None = Field(None, description="Disaggregated pools, e.g. 1P1D or 2P1D.")
     prefill_tp: int | None = Field(None, ge=1, description="TP of prefill replicas (default tp).")
-    kv_link: Literal["scaleup", "network"] = Field(
-        "scaleup", description="KV transfer path in disagg mode: scaleup or network."
+    kv_link: Literal["auto", "scaleup", "network"] = Field(
+        "auto",
+        description="KV transfer path in disagg mode: auto (scale-up when the deployment fits "
+        "one scale-up domain, else the network), scaleup or network.",
     )
     max_num_seqs: int = Field(512, ge=1, description="Scheduler seat limit per replica.")
     max_batched_tokens: int = Field(8192, ge=1, description="Token budget per step.")
@@ -59,6 +62,32 @@ class TwinOptions(BaseModel):
     )
     hbm_efficiency: float = Field(
         0.80, gt=0, le=1, description="Achievable fraction of HBM bandwidth."
+    )
+    framework: str = Field(
+        "vllm",
+        description="Serving engine profile: vllm, sglang, trt, atom (a dynamo- or mori- "
+        "prefix keeps the engine underneath).",
+    )
+    dp_attention: bool = Field(
+        False,
+        description="Attention data-parallel over the tp ranks with experts expert-parallel "
+        "over them (wide EP; needs a MoE model).",
+    )
+    pp: int = Field(1, ge=1, description="Pipeline-parallel stages of tp GPUs each.")
+    expert_skew: float | None = Field(
+        None, ge=1, description="Tokens on the busiest expert-parallel rank / mean (>= 1)."
+    )
+    mtp: int = Field(0, ge=0, description="Speculative / MTP draft tokens per step.")
+    mtp_al: float | None = Field(
+        None,
+        ge=1,
+        description="Declared acceptance length (tokens per verify step, 1..mtp+1); default "
+        "the built-in DeepSeek-style curve.",
+    )
+    fp4_act: Literal["auto", "0", "1"] = Field(
+        "auto",
+        description="FP4 activations for 4-bit weights: auto (on for precision=fp4 where the "
+        "hardware has FP4 tensor cores), 1 or 0.",
     )
     catalogue: tuple[str, ...] = Field((), description="User hardware/model YAML (repeatable).")
     executor: Literal["driver", "fast"] = Field(
@@ -135,7 +164,7 @@ class TwinOptions(BaseModel):
             gpu_memory_utilization=self.gpu_memory_utilization,
             hbm_bw=self.hbm_efficiency,
         )
-        return TwinConfig(
+        cfg = TwinConfig(
             hardware=cat.get_hardware(self.hardware),
             model=cat.get_model(self.model),
             parallel=Parallel(self.tp, ep=self.ep, precision=self.precision, kv_dtype=self.kv),
@@ -146,6 +175,25 @@ class TwinOptions(BaseModel):
             disagg=self._disagg(),
             labels={"url": self.url()},
         )
+        return apply_deploy_options(cfg, self._deploy_text(), explicit=self._explicit())
+
+    def _deploy_text(self) -> dict[str, str]:
+        """The deployment options `twin.deploy` applies, as their URL text."""
+        out = {
+            "framework": self.framework,
+            "dp_attention": "1" if self.dp_attention else "0",
+            "pp": str(self.pp),
+            "mtp": str(self.mtp),
+            "fp4_act": self.fp4_act,
+        }
+        for key in ("expert_skew", "mtp_al"):
+            if getattr(self, key) is not None:
+                out[key] = str(getattr(self, key))
+        return out
+
+    def _explicit(self) -> frozenset[str]:
+        """Options the user set (a framework profile's defaults do not override them)."""
+        return frozenset(self.model_fields_set)
 
     def _disagg(self) -> DisaggConfig | None:
         if self.disagg is None:
@@ -186,12 +234,15 @@ def _prefix_cache_tokens(text: str) -> int | None:
 
 def _from_text(key: str, raw: str) -> Any:
     """A URL option's text as its field's type, with a message that names the option."""
-    ann = TwinOptions.model_fields[key].annotation
+    field = TwinOptions.model_fields[key]
+    ann = field.annotation
     if ann in (int, int | None):
-        if not raw.isdigit() or int(raw) < 1:
-            raise bad_url(f"Option {key}={raw!r} must be a positive integer.")
+        low = min((m.ge for m in field.metadata if hasattr(m, "ge")), default=1)
+        if not raw.isdigit() or int(raw) < low:
+            word = "a positive integer" if low == 1 else f"an integer >= {low}"
+            raise bad_url(f"Option {key}={raw!r} must be {word}.")
         return int(raw)
-    if ann is float:
+    if ann in (float, float | None):
         try:
             return float(raw)
         except ValueError:

@@ -113,12 +113,16 @@ def expected_distinct_experts(n_experts: int, top_k: int, n_tokens: float) -> fl
     return n_experts * (1.0 - untouched)
 
 
-def activation_bytes_per_token(m: ModelArch, shape: ModelShape, tp: int) -> float:
+def activation_bytes_per_token(
+    m: ModelArch, shape: ModelShape, tp: int, ep: int = 1, dp_attention: bool = False
+) -> float:
     """HBM bytes of BF16 activations one token moves per step on one GPU: per layer the
     residual stream and norm output (written and read: 4 h, replicated on every TP rank),
     the attention projections' outputs (q, k/v or latent, attention output; each written
     and read, split over TP), and per expert the token copy in and out (2 h) plus the
-    gate/up output (2 I, written and read) and the activated output (I, written and read)."""
+    gate/up output (2 I, written and read) and the activated output (I, written and read).
+    Under expert parallelism a routed expert's traffic lands on the one rank holding it (mean
+    over `ep` ranks); under data-parallel attention each rank carries 1/tp of the tokens."""
     h = m.hidden_size
     if m.attention == "mla":
         q = m.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)
@@ -127,8 +131,17 @@ def activation_bytes_per_token(m: ModelArch, shape: ModelShape, tp: int) -> floa
     else:
         q = o = m.num_attention_heads * m.head_dim
         kv = 2 * m.num_kv_heads * m.head_dim
-    per_layer = 4 * h + 2 * (q + kv + o) / tp
-    mlp_dense = (2 * h + 6 * m.intermediate_size / tp) * shape.n_dense_layers
-    per_expert = 2 * h + 6 * m.moe_intermediate_size / tp
-    mlp_moe = per_expert * (m.experts_per_token + m.num_shared_experts) * shape.n_moe_layers
+    if dp_attention:
+        per_layer = (4 * h + 2 * (q + kv + o)) / tp
+        mlp_dense = (2 * h + 6 * m.intermediate_size) * shape.n_dense_layers / tp
+        shared = (2 * h + 6 * m.moe_intermediate_size) * m.num_shared_experts / tp
+    else:
+        per_layer = 4 * h + 2 * (q + kv + o) / tp
+        mlp_dense = (2 * h + 6 * m.intermediate_size / tp) * shape.n_dense_layers
+        shared = (2 * h + 6 * m.moe_intermediate_size / tp) * m.num_shared_experts
+    if ep > 1:
+        routed = (2 * h + 6 * m.moe_intermediate_size) * m.experts_per_token / ep
+    else:
+        routed = (2 * h + 6 * m.moe_intermediate_size / tp) * m.experts_per_token
+    mlp_moe = (routed + shared) * shape.n_moe_layers
     return 2.0 * (per_layer * m.num_layers + mlp_dense + mlp_moe)

@@ -49,8 +49,12 @@ def twin_labels(cfg: TwinConfig) -> dict[str, str]:
         "precision": cfg.parallel.precision
         if cfg.parallel.precision != "native"
         else cfg.model.native_weight_format.split(" ")[0] or "native",
-        "framework": "scoville-twin",
-        "spec_decode": "none",
+        "framework": "scoville-twin"
+        if cfg.labels.get("framework", "vllm") == "vllm"
+        else f"scoville-twin/{cfg.labels['framework']}",
+        "spec_decode": f"mtp{cfg.parallel.spec.draft_tokens}"
+        if cfg.parallel.spec.draft_tokens
+        else "none",
         "disagg": f"{d.prefill_replicas}P{d.decode_replicas}D" if d is not None else "none",
     }
 

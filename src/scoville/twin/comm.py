@@ -1,0 +1,89 @@
+"""Collectives over the fabric a deployment actually has: a scale-up domain (NVLink switch,
+xGMI mesh, TPU ICI) of a fixed number of accelerators, and the scale-out network beyond it.
+
+`Fabric.of(hw, eff)` reads the catalogue's per-system figures; `allreduce_s` and `alltoall_s`
+price one collective over `n` ranks (alpha + bytes / bandwidth, where alpha grows with log2 n
+and the bandwidth is the slowest link the group spans). `check_group` refuses a group that
+cannot exist on the system (TP32 on an 8-GPU HGX) with a message naming the domain.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scoville.errors import TargetError
+from scoville.twin.catalogue import Hardware
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One tier of the fabric: achievable bytes/s per GPU per direction and collective latency
+    `latency_s + latency_per_doubling_s * log2(n)` for a group of n ranks."""
+
+    name: str
+    bytes_per_s: float
+    latency_s: float
+    latency_per_doubling_s: float
+
+    def alpha_s(self, n: int) -> float:
+        return self.latency_s + self.latency_per_doubling_s * math.log2(max(n, 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Fabric:
+    """Scale-up domain of `domain_gpus` accelerators, and the network beyond it."""
+
+    domain_gpus: int
+    domain_name: str
+    scaleup: Link
+    scaleout: Link
+
+    @staticmethod
+    def of(hw: Hardware, link_efficiency: float, latency_scale: float = 1.0) -> Fabric:
+        f = hw.fabric
+        up = Link(
+            hw.scaleup_link or "scale-up",
+            float(hw.scaleup_gb_s_bidir or 0.0) / 2.0 * 1e9 * link_efficiency,
+            f.scaleup_latency_us * 1e-6 * latency_scale,
+            f.scaleup_latency_per_doubling_us * 1e-6 * latency_scale,
+        )
+        out = Link(
+            f.scaleout_link,
+            f.scaleout_gb_s * 1e9 * link_efficiency,
+            f.scaleout_latency_us * 1e-6 * latency_scale,
+            f.scaleout_latency_per_doubling_us * 1e-6 * latency_scale,
+        )
+        return Fabric(f.scaleup_gpus, f.domain_name or f"{f.scaleup_gpus}-GPU domain", up, out)
+
+    def link_for(self, n: int) -> Link:
+        """The link a group of n ranks is limited by: scale-up inside one domain, else the
+        network (a group that spans domains moves part of its bytes over the slower tier)."""
+        return self.scaleup if n <= self.domain_gpus else self.scaleout
+
+    def check_group(self, n: int, what: str, hw_name: str) -> None:
+        """Refuse a tensor-parallel group larger than the scale-up domain: no framework runs
+        TP all-reduces across the scale-out network, and the configuration does not exist."""
+        if n > self.domain_gpus:
+            raise TargetError(
+                f"{what}={n} does not exist on {hw_name}: its scale-up domain ({self.domain_name}) "
+                f"holds {self.domain_gpus} accelerators, and tensor parallelism does not span the "
+                f"scale-out network ({self.scaleout.name}). Use at most {what}={self.domain_gpus}, "
+                "data-parallel attention with expert parallelism (dp_attention=1), pipeline "
+                "parallelism (pp), or replicas."
+            )
+
+
+def allreduce_s(nbytes: float, n: int, link: Link) -> float:
+    """Ring/one-shot all-reduce of `nbytes` per rank over n ranks: 2 (n-1)/n of the buffer
+    crosses each rank's link, plus the group's latency."""
+    if n <= 1:
+        return 0.0
+    return link.alpha_s(n) + nbytes * 2.0 * (n - 1) / n / link.bytes_per_s
+
+
+def alltoall_s(nbytes_per_rank: float, n: int, link: Link, latency_s: float) -> float:
+    """One all-to-all (MoE dispatch or combine): (n-1)/n of each rank's bytes leave it."""
+    if n <= 1:
+        return 0.0
+    return latency_s + nbytes_per_rank * (n - 1) / n / link.bytes_per_s

@@ -1,0 +1,106 @@
+"""How a replica is laid out and what it achieves: parallelism (TP, EP, data-parallel attention,
+pipeline stages), speculative decoding (draft length and a declared acceptance curve), and the
+achievable fractions of datasheet peaks (`Efficiency`). Plain frozen dataclasses, read by the
+step cost model (`costmodel.py`) and set from twin URLs and framework profiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from scoville.twin.catalogue import Hardware
+from scoville.twin.shape import Precision
+
+KvDtype = Literal["bf16", "fp8"]
+
+# Cumulative acceptance of draft position k (the probability that drafts 1..k are all
+# accepted) for a DeepSeek-style MTP head. The DeepSeek-V3 report gives 85-90 % for the
+# second token; later positions decay as vLLM's multi-layer MTP per-position figures do
+# (vllm-project/vllm#48892: 76, 62, 51, 42, 36, 31, 27, 24 %). An assumption: declare your
+# own with `mtp_al=` (InferenceX pins one acceptance length per model and draft length).
+DEFAULT_ACCEPTANCE: tuple[float, ...] = (0.80, 0.62, 0.51, 0.42, 0.36, 0.31, 0.27, 0.24)
+
+
+@dataclass(frozen=True, slots=True)
+class SpecDecode:
+    """Speculative decoding / MTP: `draft_tokens` proposed per step, verified in one forward
+    pass of 1 + draft rows per sequence. `acceptance_length` (tokens emitted per verify step,
+    >= 1) is declared, or follows `DEFAULT_ACCEPTANCE`."""
+
+    draft_tokens: int = 0
+    acceptance_length: float | None = None
+    draft_layers: int = 1  # an MTP module is one transformer block (plus the shared LM head)
+
+    def tokens_per_step(self) -> float:
+        if self.draft_tokens <= 0:
+            return 1.0
+        if self.acceptance_length is not None:
+            return min(self.acceptance_length, 1.0 + self.draft_tokens)
+        return 1.0 + sum(DEFAULT_ACCEPTANCE[: self.draft_tokens])
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    """Achievable fractions of datasheet peaks and fixed costs (see docs/design/twin.md)."""
+
+    hbm_bw: float = 0.80  # aiconfigurator mem_bw_empirical_scaling_factor (weight streaming)
+    attention_hbm_bw: float = 0.65  # paged-KV decode attention (gathers 16-token blocks)
+    gemm_max: float = 0.70  # large-M GEMM fraction of dense peak (cuBLAS/CUTLASS practice)
+    gemm_m_half_tokens: float = 8.0  # rows at which a GEMM reaches half of gemm_max (small-M tiles)
+    attention_compute: float = 0.45  # flash-attention prefill fraction of BF16 peak
+    link: float = 0.80  # NCCL bus-bandwidth fraction of the per-direction link rate
+    # per TP all-reduce; None = the hardware fabric's latency for the group size
+    allreduce_latency_s: float | None = None
+    collective_latency_scale: float = 1.0  # multiplies every fabric latency (fitted)
+    alltoall_latency_s: float = 15e-6  # dispatch/combine latency per MoE layer in a domain
+    layer_overhead_s: float = 20e-6  # per layer per step: kernel fixed latency, graph replay
+    step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
+    gpu_memory_utilization: float = 0.90  # vLLM default
+    activation_reserve_gb: float = 2.0  # activations + CUDA graphs, outside the KV pool
+
+
+@dataclass(frozen=True, slots=True)
+class Parallel:
+    """One replica: `tp` ranks per pipeline stage, `pp` stages (tp * pp GPUs). Experts are
+    TP-sliced (ep=1) or expert-parallel over the tp ranks (ep=tp). With `dp_attention` the
+    tp ranks run attention data-parallel (each rank its own sequences and KV: an MLA latent is
+    no longer replicated) and experts expert-parallel over all of them (wide EP)."""
+
+    tp: int = 1
+    ep: int = 1
+    precision: Precision = "native"
+    kv_dtype: KvDtype = "bf16"
+    fp4_activations: bool = False  # W4A4 when the hardware has FP4 (else W4A8 / W4A16)
+    dp_attention: bool = False
+    pp: int = 1
+    expert_skew: float = 1.0  # tokens on the busiest EP rank / mean (1 = uniform routing)
+    spec: SpecDecode = SpecDecode()
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+
+def compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
+    """Which tensor-core rate a weight format runs at on this hardware."""
+    t = hw.dense_tflops
+    if fmt in ("mxfp4", "nvfp4", "int4_g32", "int4_g128"):
+        if t.fp4 is not None and fp4_activations:
+            return "fp4"
+        if t.fp4 is not None and t.fp8 is not None:
+            return "fp8"  # W4A8: native MX/NV FP4 hardware dequantises into FP8 MMA
+        return "bf16" if t.bf16 is not None else "fp8"  # W4A16 (Marlin / Triton on Hopper)
+    if fmt == "fp8" and t.fp8 is not None:
+        return "fp8"
+    return "bf16" if t.bf16 is not None else "fp8"
+
+
+def peak_flops(hw: Hardware, dtype: str) -> float:
+    v = {"bf16": hw.dense_tflops.bf16, "fp8": hw.dense_tflops.fp8, "fp4": hw.dense_tflops.fp4}[
+        dtype
+    ]
+    if v is None:
+        v = hw.dense_tflops.bf16 or hw.dense_tflops.fp8
+    assert v is not None
+    return float(v) * 1e12

@@ -1,0 +1,130 @@
+"""Serving-framework profiles: per-step and per-layer overheads, the scheduler's prefill policy
+(chunked or whole prompts, mixed into decode steps or run as separate batches, the token
+budget) and per-vendor efficiency factors, from `scoville/data/twin/profiles.yaml`.
+
+A profile is chosen by the twin URL's `framework=` option (vllm, sglang, trt, atom; a
+`dynamo-` or `mori-` prefix keeps the engine underneath). The named free parameters that
+`scoville twin fit` may change are listed in the data file with their fitted values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from importlib import resources
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from scoville.errors import TargetError
+from scoville.twin.layout import Efficiency
+
+PROFILE_FILE = "profiles.yaml"
+
+
+class Profile(BaseModel):
+    """One serving engine's fixed costs and scheduler policy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    description: str
+    step_overhead_s: float = Field(..., ge=0)
+    layer_overhead_s: float = Field(..., ge=0)
+    chunked_prefill: bool = True
+    mix_prefill_decode: bool = True
+    max_batched_tokens: int = Field(8192, ge=1)
+    source: str
+
+
+class VendorEfficiency(BaseModel):
+    """Achievable-fraction factors of one vendor's kernel stack (multiplying `Efficiency`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    hbm_bw_scale: float = Field(1.0, gt=0, le=1.25)
+    gemm_scale: float = Field(1.0, gt=0, le=1.4)
+    source: str = ""
+
+
+class ProfileBook(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    schema_: str = Field(alias="schema")
+    collective_latency_scale: float = Field(1.0, gt=0)
+    fitted: dict[str, Any] = Field(default_factory=dict)
+    frameworks: dict[str, Profile]
+    vendors: dict[str, VendorEfficiency] = Field(default_factory=dict)
+
+
+def load_profiles(text: str | None = None) -> ProfileBook:
+    if text is None:
+        text = (
+            resources.files("scoville")
+            .joinpath("data", "twin", PROFILE_FILE)
+            .read_text(encoding="utf-8")
+        )
+    return ProfileBook.model_validate(yaml.safe_load(text))
+
+
+FAMILIES: dict[str, str] = {
+    "H100": "Hopper",
+    "H200": "Hopper",
+    "B200": "Blackwell",
+    "GB200": "Blackwell",
+    "B300": "Blackwell Ultra",
+    "GB300": "Blackwell Ultra",
+    "MI300X": "CDNA3",
+    "MI325X": "CDNA3",
+    "MI355X": "CDNA4",
+}
+
+
+def hardware_family(name: str) -> str:
+    """The architecture generation a catalogue entry belongs to (its own name if unknown)."""
+    return FAMILIES.get(name, name)
+
+
+def engine_of(framework: str) -> str:
+    """`dynamo-trt` -> `trt`, `mori-sglang` -> `sglang`: the engine underneath a front end."""
+    name = framework.strip().lower()
+    for prefix in ("dynamo-", "mori-"):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What a framework profile sets: the efficiency and the scheduler policy."""
+
+    efficiency: Efficiency
+    chunked_prefill: bool
+    mix_prefill_decode: bool
+    max_batched_tokens: int
+
+
+def apply_profile(
+    book: ProfileBook,
+    framework: str,
+    vendor: str,
+    base: Efficiency | None = None,
+    family: str = "",
+) -> Applied:
+    """The efficiency and scheduler of `framework` on hardware of `vendor`; a kernel-stack
+    entry for the hardware `family` (CDNA3, Hopper, ...) wins over the vendor's."""
+    name = engine_of(framework)
+    prof = book.frameworks.get(name)
+    if prof is None:
+        raise TargetError(
+            f"Unknown framework {framework!r}; known: {', '.join(sorted(book.frameworks))} "
+            "(a dynamo- or mori- prefix keeps the engine underneath)."
+        )
+    base = base or Efficiency()
+    v = book.vendors.get(family) or book.vendors.get(vendor) or VendorEfficiency()
+    eff = replace(
+        base,
+        step_overhead_s=prof.step_overhead_s,
+        layer_overhead_s=prof.layer_overhead_s,
+        hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
+        attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
+        gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
+        collective_latency_scale=book.collective_latency_scale,
+    )
+    return Applied(eff, prof.chunked_prefill, prof.mix_prefill_decode, prof.max_batched_tokens)

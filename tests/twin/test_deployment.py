@@ -1,0 +1,160 @@
+"""Parallelism as deployed: scale-up domains, collectives by fabric, data-parallel attention,
+expert parallelism, speculative decoding, disaggregation links and framework profiles.
+
+Golden numbers are worked by hand in the comments."""
+
+from __future__ import annotations
+
+import pytest
+
+from scoville.client.plan import length_requests
+from scoville.errors import TargetError
+from scoville.twin.catalogue import load_catalogue
+from scoville.twin.cluster import _kv_path
+from scoville.twin.comm import Fabric, Link, allreduce_s
+from scoville.twin.costmodel import Parallel, StepBatch, StepModel
+from scoville.twin.fast import run_point
+from scoville.twin.frontier import frontier_rows
+from scoville.twin.layout import SpecDecode
+from scoville.twin.shape import activation_bytes_per_token, model_shape
+from scoville.twin.target import parse_twin_url
+
+CAT = load_catalogue()
+
+
+def test_collective_latency_grows_with_the_group_and_bytes_cross_the_link() -> None:
+    link = Link("x", 4e11, 4e-6, 1.5e-6)
+    # 8 ranks: 4 + 1.5 x 3 = 8.5 us; 1 MB x 2 x 7/8 / 4e11 = 4.375 us
+    assert link.alpha_s(8) == pytest.approx(8.5e-6)
+    assert allreduce_s(1e6, 8, link) == pytest.approx(8.5e-6 + 4.375e-6)
+    assert allreduce_s(1e6, 1, link) == 0.0
+
+
+def test_the_scale_up_domain_is_per_system() -> None:
+    h200 = Fabric.of(CAT.get_hardware("H200"), 0.8)
+    gb200 = Fabric.of(CAT.get_hardware("GB200"), 0.8)
+    assert (h200.domain_gpus, gb200.domain_gpus) == (8, 72)
+    # inside: NVLink 900 GB/s bidir -> 450 x 0.8 = 360 GB/s; beyond: 400 Gb/s NIC -> 40 GB/s;
+    # GB200 NVLink 5: 1,800 bidir -> 900 x 0.8 = 720 GB/s across the whole rack
+    assert h200.link_for(8).bytes_per_s == pytest.approx(3.6e11)
+    assert h200.link_for(16).bytes_per_s == pytest.approx(4e10)
+    assert gb200.link_for(32).bytes_per_s == pytest.approx(7.2e11)
+
+
+def test_tensor_parallelism_beyond_the_domain_is_refused_naming_it() -> None:
+    with pytest.raises(TargetError, match="HGX B200, 8 GPUs") as e:
+        parse_twin_url("twin:B200/DeepSeek-R1?tp=32&ep=32").step_model()
+    assert "dp_attention=1" in str(e.value)
+    parse_twin_url("twin:GB200/DeepSeek-R1?tp=32&ep=32").step_model()  # one NVL72 rack
+
+
+def test_small_batch_tp_is_no_longer_slower_than_tp1_on_h200() -> None:
+    b = StepBatch(n_decode=1, decode_ctx_tokens=1024, decode_ctx_swa_tokens=128, n_sampled=1)
+    t = [
+        parse_twin_url(f"twin:H200/gpt-oss-120b?tp={tp}").step_model().cost(b).total_s
+        for tp in (1, 2, 4, 8)
+    ]
+    assert t[1] < t[0] and t[2] < t[0] and t[3] < t[0]
+
+
+def test_dp_attention_shards_the_mla_latent_and_frees_kv() -> None:
+    tp8 = parse_twin_url("twin:GB200/DeepSeek-R1?tp=8&ep=8").step_model()
+    dp8 = parse_twin_url("twin:GB200/DeepSeek-R1?tp=8&dp_attention=1").step_model()
+    assert (tp8.kv_shard, dp8.kv_shard) == (1, 8)  # latent replicated vs one rank per sequence
+    # per GPU tokens of KV: budget / (70,272 B / shard); DP attention holds attention weights
+    # whole on every rank, yet its replica holds several times more tokens
+    cap_tp = tp8.kv_budget_bytes_per_gpu() / tp8.kv_full_bytes_per_token
+    cap_dp = dp8.kv_budget_bytes_per_gpu() / (dp8.kv_full_bytes_per_token / 8)
+    assert cap_dp > 5 * cap_tp
+
+
+def test_expert_activation_traffic_is_divided_over_ep_ranks() -> None:
+    m = CAT.get_model("gpt-oss-120b")
+    sh = model_shape(m)
+    # per layer 4h + 2(q+kv+o)/tp = 11,520 + 2 x 9,216 / 4 = 16,128 elements;
+    # EP: (2h + 6I) x k / ep = (5,760 + 17,280) x 4 / 4 = 23,040 -> 2 B x 36 x 39,168
+    assert activation_bytes_per_token(m, sh, 4, ep=4) == pytest.approx(2_820_096)
+    # TP-sliced experts: (2h + 6I/tp) x k = (5,760 + 4,320) x 4 = 40,320 -> 2 x 36 x 56,448
+    assert activation_bytes_per_token(m, sh, 4) == pytest.approx(4_064_256)
+
+
+def test_expert_skew_slows_the_busiest_rank() -> None:
+    b = StepBatch(n_decode=256, decode_ctx_tokens=256 * 2048, n_sampled=256)
+    even = parse_twin_url("twin:GB200/DeepSeek-R1?tp=16&dp_attention=1").step_model()
+    skew = parse_twin_url("twin:GB200/DeepSeek-R1?tp=16&dp_attention=1&expert_skew=1.5")
+    assert skew.step_model().cost(b).total_s > even.cost(b).total_s
+
+
+def test_wide_ep_across_the_network_is_slower_than_inside_nvl72() -> None:
+    b = StepBatch(n_decode=512, decode_ctx_tokens=512 * 1024, n_sampled=512)
+    url = "twin:{}/DeepSeek-R1?precision=fp4&tp=32&dp_attention=1"
+    hgx = parse_twin_url(url.format("B200")).step_model().cost(b)
+    nvl = parse_twin_url(url.format("GB200")).step_model().cost(b)
+    assert hgx.comm_s > 3 * nvl.comm_s
+
+
+def test_acceptance_length_from_the_declared_curve() -> None:
+    # 1 + 0.80 + 0.62 + 0.51 = 2.93 (DEFAULT_ACCEPTANCE); a declared length wins, capped
+    assert SpecDecode(3).tokens_per_step() == pytest.approx(2.93)
+    assert SpecDecode(3, acceptance_length=2.5).tokens_per_step() == 2.5
+    assert SpecDecode(1, acceptance_length=5.0).tokens_per_step() == 2.0
+    assert SpecDecode(0).tokens_per_step() == 1.0
+
+
+def _tpot_ms(url: str) -> float:
+    cfg = parse_twin_url(url)
+    res = run_point(cfg, length_requests(8, 1024, 256), "c4", concurrency=4)
+    return frontier_rows([res])[0].median_tpot_s * 1e3
+
+
+def test_mtp_lowers_tpot_and_rejected_drafts_cost_verification() -> None:
+    base = "twin:GB200/DeepSeek-R1?precision=fp4&tp=8&ep=8&framework=trt"
+    plain = _tpot_ms(base)
+    # 2.5 tokens per verify step of 4 rows plus three draft passes: well under 1/1.5
+    assert _tpot_ms(base + "&mtp=3&mtp_al=2.5") < 0.7 * plain
+    assert _tpot_ms(base + "&mtp=3&mtp_al=1") > plain  # verification and drafts for nothing
+
+
+def test_fp4_activations_use_the_fp4_rate_where_the_hardware_has_it() -> None:
+    m = CAT.get_model("DeepSeek-R1")
+    par = Parallel(tp=8, ep=8, precision="fp4", fp4_activations=True)
+    b200 = StepModel(CAT.get_hardware("B200"), m, par)
+    b300 = StepModel(CAT.get_hardware("B300"), m, par)
+    # dense FP4: B200 9,000 TFLOP/s, B300 14,000 (reference CSV)
+    assert (b200.expert_peak, b300.expert_peak) == (9000e12, 14000e12)
+    w4a8 = StepModel(CAT.get_hardware("B300"), m, Parallel(tp=8, ep=8, precision="fp4"))
+    assert w4a8.expert_peak == 4500e12  # FP8 rate without FP4 activations
+    auto = parse_twin_url("twin:B300/DeepSeek-R1?tp=8&ep=8&precision=fp4").parallel
+    assert auto.fp4_activations
+
+
+def test_kv_transfer_uses_the_declared_link() -> None:
+    net = parse_twin_url("twin:B200/DeepSeek-R1?tp=8&ep=8&disagg=1P1D&kv_link=network")
+    up = parse_twin_url("twin:GB200/DeepSeek-R1?tp=8&ep=8&disagg=1P1D&kv_link=scaleup")
+    # 8 senders x 50 GB/s x 0.8 = 320 GB/s over the NICs; 8 x 900 x 0.8 = 5,760 GB/s NVLink 5
+    assert _kv_path(net)[0] == pytest.approx(3.2e11)
+    assert _kv_path(up)[0] == pytest.approx(5.76e12)
+    auto = parse_twin_url("twin:B200/DeepSeek-R1?tp=8&ep=8&disagg=1P1D")  # 16 GPUs > HGX 8
+    assert _kv_path(auto)[0] == pytest.approx(3.2e11)
+    with pytest.raises(TargetError, match="scale-up domain"):
+        _kv_path(parse_twin_url("twin:B200/DeepSeek-R1?tp=8&ep=8&disagg=1P1D&kv_link=scaleup"))
+
+
+def test_framework_profiles_set_the_scheduler() -> None:
+    sg = parse_twin_url("twin:H200/gpt-oss-120b?framework=mori-sglang")
+    trt = parse_twin_url("twin:H200/gpt-oss-120b?framework=dynamo-trt")
+    assert not sg.engine.mix_prefill_decode and sg.engine.chunked_prefill
+    assert trt.engine.mix_prefill_decode and not trt.engine.chunked_prefill
+    with pytest.raises(TargetError, match="Unknown framework"):
+        parse_twin_url("twin:H200/gpt-oss-120b?framework=nope")
+    with pytest.raises(TargetError, match="dense"):
+        parse_twin_url("twin:H200/Llama-3.1-70B?tp=8&dp_attention=1").step_model()
+
+
+def test_pipeline_stages_split_weights_and_kv() -> None:
+    one = parse_twin_url("twin:H100/Llama-3.1-70B?tp=4").step_model()
+    two = parse_twin_url("twin:H100/Llama-3.1-70B?tp=4&pp=2")
+    assert two.n_accelerators == 8
+    sm = two.step_model()
+    assert sm.weight_bytes_per_gpu == pytest.approx(one.weight_bytes_per_gpu / 2)
+    assert sm.kv_shard == 2 * one.kv_shard
