@@ -24,9 +24,10 @@ PowerBoundary = Literal[
 
 
 class FrozenModel(BaseModel):
-    """The base of every declared input (specs, claim files): immutable, unknown keys refused."""
+    """The base of every declared input (specs, claim files): immutable, unknown keys refused,
+    every number finite (NaN and infinity are refused where they are read)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class TargetSpec(FrozenModel):
@@ -135,6 +136,22 @@ class ServingSpec(FrozenModel):
     notes: str = ""
 
 
+class PointValidity(FrozenModel):
+    """When a measured point may be published (MLPerf LoadGen-style minimums). A point that
+    breaks a rule is reported invalid with a one-line reason; the defaults only refuse empty
+    points, so set publication minimums here (MLPerf's server scenario asks for 600 s)."""
+
+    max_failure_rate: float = Field(
+        0.05, ge=0.0, le=1.0, description="Most measured requests that may fail (0.05 = 5 %)."
+    )
+    min_window_s: float = Field(
+        0.0, ge=0.0, description="Shortest measured window (s) of a valid point."
+    )
+    min_measured_requests: int = Field(
+        1, ge=1, description="Fewest measured requests of a valid point."
+    )
+
+
 class QualityTarget(FrozenModel):
     task: str | None = Field(None, description="Quality task, e.g. 'gsm8k', 'mmlu-pro'.")
     metric: str = Field("accuracy", description="Metric on that task.")
@@ -157,6 +174,7 @@ class BenchmarkSpec(FrozenModel):
     accelerators: AcceleratorSpec = AcceleratorSpec()
     serving: ServingSpec = ServingSpec()
     quality: QualityTarget = QualityTarget()
+    validity: PointValidity = PointValidity()
     seed: int = Field(0, description="Seed for prompts, lengths and arrivals.")
 
     def canonical_json(self) -> str:
