@@ -19,7 +19,7 @@ from scoville.commands import twin as twin_commands
 from scoville.commands._console import console as make_console
 from scoville.commands._options import spec_option
 from scoville.errors import StorageError, UserError
-from scoville.figures import fixed
+from scoville.figures import fixed, ok_of_sent
 from scoville.spec.flags import RUN_FLAGS
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def _point_table(summary: SummaryDoc) -> Table:
     for r in summary["points"]:
         table.add_row(
             str(r["point_id"]),
-            f"{r['n_ok']}/{r['n_sent']}",
+            ok_of_sent(r),
             fixed(r.get("median_ttft"), 1, 1e3),
             fixed(r.get("median_tpot"), 2, 1e3),
             fixed(r.get("median_e2e"), 3),

@@ -162,6 +162,8 @@ def rows_to_inferencex(rows: Sequence[Row]) -> list[dict[str, Any]]:
                 d[f"{'p99.9' if stat == 'p999' else stat}_intvty"] = 1.0 / tpot
         if r.get("power_boundary") == "board-measured" and num(r, "power_w_per_accelerator"):
             d["avg_power_w"], d["power_valid"] = r.get("power_w_per_accelerator"), 1
+        d["valid"] = r.get("valid")  # not InferenceX fields: why scoville distrusts a point
+        d["invalid_reasons"] = list(r.get("invalid_reasons") or [])
         out.append(d)
     return out
 

@@ -14,7 +14,7 @@ from typing import Any
 from scoville.analysis.compare import compare_groups, html_table
 from scoville.analysis.frontier import Better, FrontierPoint, pareto
 from scoville.analysis.rows import GroupKey, group_rows
-from scoville.figures import fixed
+from scoville.figures import fixed, ok_of_sent
 from scoville.metrics.table import METRICS
 from scoville.report.svg import Series, chart
 
@@ -51,11 +51,16 @@ def _series(
         pts = [
             (p[x_key], p[y_key], p["point_id"])
             for p in run["summary"]["points"]
-            if p.get(x_key) is not None and p.get(y_key) is not None and p.get("n_ok")
+            if p.get(x_key) is not None and p.get(y_key) is not None and p.get("n_ok") != 0
         ]
         front = pareto((FrontierPoint(x, y, pid) for x, y, pid in pts), x_better)
         out.append(Series(_run_label(run), pts, [(f.x, f.y) for f in front]))
     return out
+
+
+def _reasons(row: dict[str, Any]) -> str:
+    reasons = row.get("invalid_reasons") or []
+    return ": " + "; ".join(map(str, reasons)) if reasons else ""
 
 
 def _point_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -83,9 +88,9 @@ def _point_table(rows: Sequence[dict[str, Any]]) -> str:
         cls = "" if r.get("valid") else ' class="bad"'
         cells = [
             escape(str(r["point_id"])),
-            f"{r['n_ok']}/{r['n_sent']}",
+            ok_of_sent(r),
             _num(r.get("failure_rate"), 100),
-            "yes" if r.get("valid") else "NO",
+            "yes" if r.get("valid") else "NO" + escape(_reasons(r)),
             _num(r.get("median_ttft"), 1e3),
             _num(r.get("p99_ttft"), 1e3),
             _num(r.get("median_tpot"), 1e3, 2),
