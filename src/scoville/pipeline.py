@@ -22,7 +22,7 @@ from scoville.client.scale.dispatch import WorkersSpec, parse_workers
 from scoville.client.scale.workers import WorkerResult
 from scoville.client.seam import real_loop_factory
 from scoville.client.selftest.calibrate import Envelope, load_envelope
-from scoville.errors import StorageError, TargetError
+from scoville.errors import StorageError, UserError
 from scoville.metrics.compute import Declared, summarize
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink, RecordSink, scan_records
@@ -161,7 +161,7 @@ def drive_sync(
                     args.sweep,
                 )
             )
-    except TargetError:
+    except UserError:  # the probe failed, the shape does not fit: nothing was measured
         sink.close()
         life.abandon(sink.count)
         raise

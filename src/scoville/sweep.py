@@ -133,6 +133,7 @@ async def _plans(
         )
         overhead = sweep.overhead_tokens
     driven.overhead_tokens = overhead
+    check_context(target, spec, overhead)
     if target.tokenizer is None:
         raise TargetError("The target has no tokenizer; exact-length prompts need one.")
     notes.append(f"prompt-text salt {sweep.salt} (lengths follow the seed; text is fresh per run)")
@@ -140,6 +141,19 @@ async def _plans(
         spec, target.tokenizer if target.wants_text else None, overhead, sweep.salt
     )
     return [p for p in plans if p.point_id not in sweep.skip]
+
+
+def check_context(target: Target, spec: BenchmarkSpec, overhead_tokens: int) -> None:
+    """Refuse a shape the target's context window cannot hold (when the target states it)."""
+    window = target.context_tokens
+    isl, osl = spec.shape.isl_tokens, spec.shape.osl_tokens
+    if window is not None and isl + osl + overhead_tokens > window:
+        raise TargetError(
+            f"shape.isl_tokens {isl} + shape.osl_tokens {osl} + {overhead_tokens} template "
+            f"tokens = {isl + osl + overhead_tokens} exceed the context window of "
+            f"'{target.model}' ({window} tokens per request, as the server states). Lower "
+            "--isl or --osl, or serve the model with a longer context."
+        )
 
 
 async def drive(

