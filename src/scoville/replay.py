@@ -139,9 +139,12 @@ def agentic_rows(
         "context_scale_factor": wl.scale_factor,
         "assistant_turns": spec.assistant_turns,
     }
-    rows = [agentic_point(records, w, spec.accelerators.count, slo) | trace for w in windows]
+    live = spec.validity.min_stream_liveness
+    rows = [agentic_point(records, w, spec.accelerators.count, slo, live) | trace for w in windows]
     extra = {
-        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | trace | {"agentic_valid": r["valid"]}
+        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY}
+        | trace
+        | {"agentic_valid": r["valid"], "agentic_invalid_reasons": r["invalid_reasons"]}
         for r in rows
     }
     return rows, extra

@@ -111,6 +111,19 @@ def point_valid(n_ok: int, n_sent: int, diagnostic: bool = False) -> bool:
     return n_ok > 0 and failure_rate <= INVALID_FAILURE_RATE and not diagnostic
 
 
+def stream_liveness(records: Sequence[RequestRecord], window: PointWindow) -> float | None:
+    """How far into the measured window streamed content was still seen: (last output frame
+    of a measured request - window start) / window length, capped at 1 (None: no frame, or
+    an empty window). AgentX's liveness rule asks for at least 0.95."""
+    last_ns = max(
+        (r.chunk_ns[-1] for r in records if r.phase == "measure" and r.chunk_ns), default=None
+    )
+    length_ns = window.end_ns - window.start_ns
+    if last_ns is None or length_ns <= 0:
+        return None
+    return min(1.0, max(0.0, (last_ns - window.start_ns) / length_ns))
+
+
 def invalid_reasons(
     n_ok: int, n_sent: int, window: PointWindow, rules: PointValidity, n_cancelled: int = 0
 ) -> tuple[str, ...]:
@@ -119,7 +132,9 @@ def invalid_reasons(
     succeeded (`no success`), at most `max_failure_rate` of the measured requests failed,
     cancelled ones aside (`failures`), the window is at least `min_window_s` (`short window`),
     at least `min_measured_requests` were measured (`few requests`), and the window is not
-    diagnostic (`diagnostic`, with the window's notes)."""
+    diagnostic (`diagnostic`, with the window's notes). (A fixed-sequence window closes at the
+    last measured completion, so AgentX's liveness rule, `stream_liveness`, is applied to
+    agentic points, whose window is a fixed duration.)"""
     reasons: list[str] = []
     if window.partial:
         reasons.append(f"partial: the run stopped after {window.sent} measured requests were sent")
