@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scoville.client.driver import PointPlan
 from scoville.client.plan import build_plans, to_request
-from scoville.client.scale.dispatch import WorkersSpec, run_point_scaled
+from scoville.client.scale.dispatch import WorkersSpec, run_point_scaled, scaled_session
 from scoville.client.scale.workers import WorkerResult, WorkerTarget
 from scoville.client.stop import StopOnSignal
 from scoville.errors import TargetError
@@ -211,15 +211,29 @@ async def _sweep(
         )
         await session.start()
     try:
-        executor = target.point_executor()
-        for plan in plans:
-            if workers.kind == "inline":
-                window = await executor.run_point(plan, sink, _ticker(plan, on_progress))
-            else:
-                window = await _run_scaled(
-                    target, spec, plan, sink, workers, work_dir or Path("."), driven, on_progress
-                )
-            driven.windows.append(window)
+        with scaled_session(workers):
+            await _points(target, spec, sink, on_progress, workers, work_dir, plans, driven)
     finally:
         if session is not None:
-            driven.telemetry = await asyncio.shield(session.stop())
+            driven.telemetry = await session.stop()
+
+
+async def _points(
+    target: Target,
+    spec: BenchmarkSpec,
+    sink: Sink,
+    on_progress: OnProgress | None,
+    workers: WorkersSpec,
+    work_dir: Path | None,
+    plans: Sequence[PointPlan],
+    driven: Driven,
+) -> None:
+    executor = target.point_executor()
+    for plan in plans:
+        if workers.kind == "inline":
+            window = await executor.run_point(plan, sink, _ticker(plan, on_progress))
+        else:
+            window = await _run_scaled(
+                target, spec, plan, sink, workers, work_dir or Path("."), driven, on_progress
+            )
+        driven.windows.append(window)
