@@ -77,7 +77,10 @@ def replay(
     from scoville.replay import build_spec, run_replay
 
     spec = build_spec(trace, spec_file, values)
-    print_outcome(spec, run_replay(spec, out))
+    outcome = run_replay(spec, out)
+    print_outcome(spec, outcome)
+    if outcome.stopped:  # 130 / 143, as `run` (README "Exit codes")
+        raise typer.Exit({"SIGINT": 130, "SIGTERM": 143}.get(outcome.stopped, 130))
 
 
 COLUMNS = (  # (header, row field, unit)
