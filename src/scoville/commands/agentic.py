@@ -109,4 +109,7 @@ def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> None:
         verdict = "yes" if r["valid"] else ("diagnostic" if r["diagnostic"] else "no")
         table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict)
     con.print(table)
+    for r in res.rows:
+        for reason in r.get("invalid_reasons") or []:
+            con.print(f"[yellow]{r['lanes']:g} lanes: {reason}[/yellow]", highlight=False)
     con.print(f"bundle: {res.run_dir}")
