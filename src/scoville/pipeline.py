@@ -18,7 +18,7 @@ from scoville.bundle.files import finite, new_run_dir, write_json, write_manifes
 from scoville.bundle.lifecycle import Lifecycle
 from scoville.bundle.run import load_run
 from scoville.bundle.summary import SummaryDoc, summary_doc, write_summary
-from scoville.client.scale.dispatch import WorkersSpec, parse_workers
+from scoville.client.scale.dispatch import parse_workers
 from scoville.client.scale.workers import WorkerResult
 from scoville.client.seam import real_loop_factory
 from scoville.client.selftest.calibrate import Envelope, load_envelope
@@ -28,7 +28,7 @@ from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink, RecordSink, scan_records
 from scoville.report.html import render
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
-from scoville.sweep import Driven, OnProgress, Sweep, drive
+from scoville.sweep import DriveArgs, Driven, OnProgress, Sweep, drive
 from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import telemetry_columns, timeline
@@ -127,17 +127,6 @@ def run_benchmark(
     return result
 
 
-@dataclass(frozen=True, slots=True)
-class DriveArgs:
-    """What `drive` needs besides the target, spec and sink."""
-
-    on_progress: OnProgress | None
-    notes: list[str]
-    workers: WorkersSpec
-    work_dir: Path
-    sweep: Sweep
-
-
 def drive_sync(
     target: Target,
     spec: BenchmarkSpec,
@@ -149,18 +138,7 @@ def drive_sync(
     the run directory; a stop or a full disk is written to the manifest."""
     try:
         with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
-            driven = runner.run(
-                drive(
-                    target,
-                    spec,
-                    sink,
-                    args.on_progress,
-                    args.notes,
-                    args.workers,
-                    args.work_dir,
-                    args.sweep,
-                )
-            )
+            driven = runner.run(drive(target, spec, sink, args))
     except UserError:  # the probe failed, the shape does not fit: nothing was measured
         sink.close()
         life.abandon(sink.count)

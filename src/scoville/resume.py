@@ -20,7 +20,6 @@ from scoville.bundle.summary import SUMMARY_FILE
 from scoville.client.scale.dispatch import parse_workers
 from scoville.errors import DataError
 from scoville.pipeline import (
-    DriveArgs,
     Measured,
     RunResult,
     drive_sync,
@@ -31,7 +30,7 @@ from scoville.records.model import Mode, PointWindow, RequestRecord
 from scoville.records.sink import RecordSink, scan_records
 from scoville.spec.load import validate_as
 from scoville.spec.model import BenchmarkSpec
-from scoville.sweep import OnProgress, Sweep
+from scoville.sweep import DriveArgs, OnProgress, Sweep
 from scoville.targets.base import RunSource
 from scoville.targets.registry import open_target
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,29 +155,28 @@ def check_context(target: Target, spec: BenchmarkSpec, overhead_tokens: int) -> 
         )
 
 
-async def drive(
-    target: Target,
-    spec: BenchmarkSpec,
-    sink: Sink,
-    on_progress: OnProgress | None,
-    notes: list[str],
-    workers: WorkersSpec | None = None,
-    work_dir: Path | None = None,
-    sweep: Sweep | None = None,
-) -> Driven:
+@dataclass(frozen=True, slots=True)
+class DriveArgs:
+    """What `drive` needs besides the target, spec and sink: the progress callback, the
+    run's notes (appended to), the client workers, their work directory, the sweep."""
+
+    on_progress: OnProgress | None
+    notes: list[str]
+    workers: WorkersSpec
+    work_dir: Path
+    sweep: Sweep
+
+
+async def drive(target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs) -> Driven:
     """Probe, build every point's prompts, then run the points one after another, with
     telemetry (power, server metrics, client integrity) recorded around the sweep. The first
     SIGINT/SIGTERM stops the sweep: in-flight requests are recorded as cancelled, the point
     is kept marked partial, and `Driven.stopped` names the signal."""
-    workers = workers or WorkersSpec("inline")
-    sweep = sweep or Sweep(secrets.token_hex(8))
     driven = Driven()
     try:
         async with StopOnSignal() as stop:
             try:
-                await _sweep(
-                    target, spec, sink, on_progress, notes, workers, work_dir, sweep, driven
-                )
+                await _sweep(target, spec, sink, args, driven)
             except asyncio.CancelledError:
                 if not stop.absorb():
                     raise
@@ -190,17 +188,9 @@ async def drive(
 
 
 async def _sweep(
-    target: Target,
-    spec: BenchmarkSpec,
-    sink: Sink,
-    on_progress: OnProgress | None,
-    notes: list[str],
-    workers: WorkersSpec,
-    work_dir: Path | None,
-    sweep: Sweep,
-    driven: Driven,
+    target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs, driven: Driven
 ) -> None:
-    plans = await _plans(target, spec, sweep, notes, driven)
+    plans = await _plans(target, spec, args.sweep, args.notes, driven)
     session = None
     if target.has_telemetry:
         session = TelemetrySession.auto(
@@ -211,8 +201,8 @@ async def _sweep(
         )
         await session.start()
     try:
-        with scaled_session(workers):
-            await _points(target, spec, sink, on_progress, workers, work_dir, plans, driven)
+        with scaled_session(args.workers):
+            await _points(target, spec, sink, args, plans, driven)
     finally:
         if session is not None:
             driven.telemetry = await session.stop()
@@ -222,18 +212,16 @@ async def _points(
     target: Target,
     spec: BenchmarkSpec,
     sink: Sink,
-    on_progress: OnProgress | None,
-    workers: WorkersSpec,
-    work_dir: Path | None,
+    args: DriveArgs,
     plans: Sequence[PointPlan],
     driven: Driven,
 ) -> None:
     executor = target.point_executor()
     for plan in plans:
-        if workers.kind == "inline":
-            window = await executor.run_point(plan, sink, _ticker(plan, on_progress))
+        if args.workers.kind == "inline":
+            window = await executor.run_point(plan, sink, _ticker(plan, args.on_progress))
         else:
             window = await _run_scaled(
-                target, spec, plan, sink, workers, work_dir or Path("."), driven, on_progress
+                target, spec, plan, sink, args.workers, args.work_dir, driven, args.on_progress
             )
         driven.windows.append(window)
