@@ -241,3 +241,20 @@ def test_a_full_disk_stops_cleanly_and_says_what_is_on_disk(
     text = (run / "records.jsonl").read_text()
     complete = text.splitlines()[: text.count("\n")]
     assert complete and all(json.loads(x) for x in complete)  # complete lines parse
+
+
+def test_a_run_still_being_measured_is_not_resumed(slow_url: str, tmp_path: Path) -> None:
+    proc = _start(slow_url, tmp_path)
+    try:
+        run = _wait_for_point(tmp_path, "c1")
+        res = subprocess.run(
+            [sys.executable, "-m", "scoville.cli", "resume", str(run)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert res.returncode == 2, res.stderr
+        assert f"still being measured by process {proc.pid}" in " ".join(res.stderr.split())
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)

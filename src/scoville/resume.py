@@ -10,6 +10,7 @@ deleted) and the new ones appended after the complete points' lines.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from scoville.bundle.files import read_json
 from scoville.bundle.lifecycle import MANIFEST_FILE, Lifecycle
 from scoville.bundle.summary import SUMMARY_FILE
 from scoville.client.scale.dispatch import parse_workers
-from scoville.errors import DataError
+from scoville.errors import DataError, UserError
 from scoville.pipeline import (
     Measured,
     RunResult,
@@ -62,6 +63,23 @@ def _manifest(run_dir: Path) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
+def _refuse_if_running(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """A run whose manifest says "running" and whose process is alive is not resumed."""
+    pid = manifest.get("pid")
+    if manifest.get("status") != "running" or not isinstance(pid, int) or pid == os.getpid():
+        return
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return  # killed: resume it
+    except PermissionError:
+        pass  # alive, someone else's
+    raise UserError(
+        f"{run_dir} is still being measured by process {pid} (its manifest says running). "
+        "Stop it first (Ctrl-C, or kill it); then `scoville resume` continues it."
+    )
+
+
 def complete_points(run_dir: Path) -> set[str]:
     """Points whose window is on disk and not partial."""
     path = run_dir / RECORDS_FILE
@@ -102,6 +120,7 @@ def resume_run(
             f"{run_dir / MANIFEST_FILE} holds no prompt salt (written by an older scoville, "
             "or not a run directory): the prompts cannot be made again; start a new run."
         )
+    _refuse_if_running(run_dir, manifest)
     done = complete_points(run_dir)
     overhead = manifest.get("template_overhead_tokens")
     sweep = Sweep(salt, overhead if isinstance(overhead, int) else None, frozenset(done))
