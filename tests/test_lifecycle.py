@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -169,6 +170,18 @@ def test_report_summarises_a_killed_run_and_reports_a_torn_last_line(
     assert points["c1"]["valid"] and not points["c2"]["valid"]
     assert points["c2"]["invalid_reasons"][0].startswith("partial:")
     assert (run / "report.html").is_file()
+    # a folder of runs holding a killed one is summarised too
+    folder = tmp_path.parent / f"{tmp_path.name}-folder"
+    shutil.copytree(run, folder / run.name)
+    (folder / run.name / "summary.json").unlink()
+    res = subprocess.run(
+        [sys.executable, "-m", "scoville.cli", "report", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert (folder / run.name / "summary.json").is_file()
 
 
 def test_a_failed_probe_leaves_no_run_directory(tmp_path: Path) -> None:

@@ -236,8 +236,10 @@ def report(
     from scoville.pipeline import write_report
     from scoville.resume import summarize_stopped
 
-    for d in run_dirs:  # a stopped or killed run has records but no summary yet
-        if d.is_dir() and not (d / "summary.json").exists() and (d / "records.jsonl").exists():
+    below = [c for d in run_dirs if d.is_dir() for c in sorted(d.iterdir()) if c.is_dir()]
+    for d in [*run_dirs, *below]:  # a stopped or killed run has records but no summary yet
+        stopped = not (d / "summary.json").exists() and (d / "spec.json").exists()
+        if stopped and (d / "records.jsonl").exists():
             console.print(f"{d}: no summary (the run stopped early); summarising its records")
             summarize_stopped(d)
     runs = find_runs(run_dirs)
