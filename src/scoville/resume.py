@@ -124,12 +124,13 @@ def resume_run(
     done = complete_points(run_dir)
     overhead = manifest.get("template_overhead_tokens")
     sweep = Sweep(salt, overhead if isinstance(overhead, int) else None, frozenset(done))
-    workers_spec = parse_workers(workers or manifest.get("client_workers"))
+    workers = workers or str(manifest.get("client_workers") or "1")
+    workers_spec = parse_workers(workers)
     target = open_target(spec)
     aside = _set_aside(run_dir, done)
     with contextlib.suppress(FileNotFoundError):
         (run_dir / SUMMARY_FILE).unlink()  # rewritten below; a stale one must not survive
-    life = Lifecycle(run_dir, target.manifest(), {"client_workers": workers or "1"})
+    life = Lifecycle(run_dir, target.manifest(), {"client_workers": workers})
     life.start(salt, resumed_from=sorted(done), records_set_aside=aside)
     notes = [f"resumed: {len(done)} complete point(s) kept: {', '.join(sorted(done)) or 'none'}"]
     if aside:
