@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,3 +71,4 @@ def test_no_ray_process_outlives_the_run(tmp_path: Path) -> None:
         leftover = _holding(ray_tmp)
         for entry in leftover:  # never leave them running, even when the test fails
             subprocess.run(["kill", "-9", entry.split()[0]], capture_output=True)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
