@@ -21,8 +21,8 @@ from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
 from scoville.commands._console import console as make_console
 from scoville.commands._options import spec_option
-from scoville.errors import UserError
-from scoville.figures import fixed
+from scoville.errors import StorageError, UserError
+from scoville.figures import fixed, ok_of_sent
 from scoville.spec.flags import RUN_FLAGS
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     from scoville.bundle.summary import SummaryDoc
+    from scoville.pipeline import RunResult
 
 app = typer.Typer(
     add_completion=False,
@@ -99,14 +100,14 @@ def _point_table(summary: SummaryDoc) -> Table:
     for r in summary["points"]:
         table.add_row(
             str(r["point_id"]),
-            f"{r['n_ok']}/{r['n_sent']}",
+            ok_of_sent(r),
             fixed(r.get("median_ttft"), 1, 1e3),
             fixed(r.get("median_tpot"), 2, 1e3),
             fixed(r.get("median_e2e"), 3),
             fixed(r.get("median_intvty")),
             fixed(r.get("tput_per_gpu")),
             fixed(r.get("output_tput_per_gpu")),
-            "yes" if r["valid"] else "[red]NO[/red]",
+            "yes" if r["valid"] else "[red]NO[/red]" + _why(r),
         )
     return table
 
@@ -122,6 +123,15 @@ def _few_samples_note(summary: SummaryDoc) -> None:
             "(a p99 needs 368): named in each point's few_samples in summary.json, exports "
             "and the report.[/yellow]"
         )
+
+
+def _why(row: dict[str, object]) -> str:
+    """The tags of the reasons a point is invalid, for the table (the reasons in full are
+    printed below it)."""
+    reasons = row.get("invalid_reasons")
+    if not isinstance(reasons, list) or not reasons:
+        return ""
+    return " (" + ", ".join(str(r).split(":")[0] for r in reasons) + ")"
 
 
 @app.command()
@@ -184,21 +194,42 @@ def run(
         default_env = Path("scoville-calibration.json")
         env = envelope or (default_env if default_env.is_file() else None)
         result = run_benchmark(frozen, out, on_progress, workers, env)
+    _finish(result)
+
+
+# Exit codes (README "Exit codes"): 0 every point valid; 2 bad input; 3 a point is invalid;
+# 4 a file of the run could not be written; 130 / 143 stopped by SIGINT / SIGTERM.
+EXIT_INVALID, EXIT_STORAGE = 3, 4
+EXIT_STOPPED = {"SIGINT": 130, "SIGTERM": 143}
+
+
+def _finish(result: RunResult) -> None:
+    """Print a run's table, notes and invalid points, its directory; exit with its code."""
     console.print(_point_table(result.summary))
     _few_samples_note(result.summary)
     for note in result.summary.get("notes", []):
-        console.print(f"[dim]{note}[/dim]")
+        console.print(f"[dim]{note}[/dim]", highlight=False)
     bad = [p for p in result.summary["points"] if not p["valid"]]
+    for p in bad:
+        why = "; ".join(p.get("invalid_reasons") or ["invalid"])
+        console.print(f"[yellow]point {p['point_id']} invalid: {why}[/yellow]", highlight=False)
     if bad:
         console.print(
-            f"[yellow]{len(bad)} point(s) invalid (over 5 % failed requests): "
-            f"{', '.join(p['point_id'] for p in bad)}; errors: "
-            f"{[p['errors'] for p in bad]}. Records are in "
-            f"{result.run_dir / 'records.jsonl'}.[/yellow]"
+            f"errors per invalid point: {[p['errors'] for p in bad]}; records in "
+            f"{result.run_dir / 'records.jsonl'}",
+            highlight=False,
         )
-    console.print(f"report: {result.run_dir / 'report.html'}")
+    console.print(f"run directory: {result.run_dir}", highlight=False)
+    console.print(f"report: {result.run_dir / 'report.html'}", highlight=False)
+    if result.stopped:
+        console.print(
+            f"[yellow]stopped by {result.stopped}: what completed is summarised above; "
+            f"`scoville resume {result.run_dir}` measures the rest.[/yellow]",
+            highlight=False,
+        )
+        raise typer.Exit(EXIT_STOPPED.get(result.stopped, 130))
     if bad:
-        raise typer.Exit(3)
+        raise typer.Exit(EXIT_INVALID)
 
 
 @app.command("serve-embedded")
@@ -235,9 +266,16 @@ def report(
     from scoville.bundle.run import find_runs
     from scoville.errors import UserError as _UE
     from scoville.pipeline import write_charts, write_report
+    from scoville.resume import summarize_stopped
 
     if format_ not in ("html", "png", "svg"):
         raise _UE(f"Unknown report format '{format_}'; use html, png or svg.")
+    below = [c for d in run_dirs if d.is_dir() for c in sorted(d.iterdir()) if c.is_dir()]
+    for d in [*run_dirs, *below]:  # a stopped or killed run has records but no summary yet
+        stopped = not (d / "summary.json").exists() and (d / "spec.json").exists()
+        if stopped and (d / "records.jsonl").exists():
+            console.print(f"{d}: no summary (the run stopped early); summarising its records")
+            summarize_stopped(d)
     runs = find_runs(run_dirs)
     one = len(runs) == 1
     if format_ == "html":
@@ -248,6 +286,21 @@ def report(
     fmt: Literal["png", "svg"] = "png" if format_ == "png" else "svg"
     for path in write_charts([r.path for r in runs], fmt, folder):
         console.print(f"chart: {path}")
+
+
+@app.command()
+def resume(
+    run_dir: Annotated[Path, typer.Argument(help="The directory of a stopped run.")],
+    workers: Annotated[
+        str | None, typer.Option(help="Client processes per point (default: as the run had).")
+    ] = None,
+) -> None:
+    """Continue a stopped sweep from its first incomplete point (same spec, same prompts)."""
+    from scoville.resume import resume_run
+
+    if not run_dir.is_dir():
+        raise UserError(f"{run_dir} is not a directory; pass the run directory `run` printed.")
+    _finish(resume_run(run_dir, None, workers))
 
 
 @app.command()
@@ -309,6 +362,9 @@ def main() -> None:
     except UserError as exc:
         err_console.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
         sys.exit(2)
+    except StorageError as exc:
+        err_console.print(f"[bold red]stopped:[/bold red] {exc}", highlight=False)
+        sys.exit(EXIT_STORAGE)
     except KeyboardInterrupt:
         err_console.print("stopped: records measured so far are on disk in the run directory.")
         sys.exit(130)

@@ -31,3 +31,8 @@ class TokenizerError(UserError):
 
 class DataError(UserError):
     """An input file (trace, bundle, claim file, catalogue) is malformed."""
+
+
+class StorageError(ScovilleError):
+    """A file of the run could not be written (disk full, read-only, quota). The run stops;
+    the message says what is on disk. Not a user mistake in the input: exit code 4."""

@@ -7,6 +7,9 @@ number of decimals. Absent values (None, or not a number) read "-".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 
 def num(v: object, unit: str = "", digits: int = 3) -> str:
     """A figure: '12,345' from 100 up, '0.0123' / '4.56' (`digits` significant) below."""
@@ -23,3 +26,10 @@ def fixed(v: object, decimals: int = 1, scale: float = 1.0) -> str:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return "-"
     return f"{float(v) * scale:,.{decimals}f}"
+
+
+def ok_of_sent(row: Mapping[str, Any]) -> str:
+    """ "ok/sent" of a summary row; "?" for a count the row does not have (imported results
+    state no request counts)."""
+    ok, sent = row.get("n_ok"), row.get("n_sent")
+    return f"{'?' if ok is None else ok}/{'?' if sent is None else sent}"

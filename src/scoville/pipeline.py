@@ -7,43 +7,40 @@ spec -> target -> workload (exact prompts) -> driver (records on disk as they co
 from __future__ import annotations
 
 import asyncio
-import random
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scoville.bundle.files import new_run_dir, write_json, write_manifest, write_spec
+from scoville.bundle.files import finite, new_run_dir, write_json, write_manifest, write_spec
+from scoville.bundle.lifecycle import Lifecycle
 from scoville.bundle.run import load_run
 from scoville.bundle.summary import SummaryDoc, summary_doc, write_summary
-from scoville.client.driver import PointPlan
-from scoville.client.plan import build_plans, to_request
-from scoville.client.scale.dispatch import WorkersSpec, parse_workers, run_point_scaled
-from scoville.client.scale.workers import WorkerResult, WorkerTarget
+from scoville.client.scale.dispatch import parse_workers
+from scoville.client.scale.workers import WorkerResult
 from scoville.client.seam import real_loop_factory
 from scoville.client.selftest.calibrate import Envelope, load_envelope
-from scoville.errors import TargetError
+from scoville.errors import StorageError, UserError
 from scoville.metrics.compute import Declared, summarize
 from scoville.records.model import PointWindow, RequestRecord
-from scoville.records.sink import MemorySink, RecordSink, Sink, read_records
+from scoville.records.sink import MemorySink, RecordSink, scan_records
 from scoville.report.export import ChartFormat, export_charts
 from scoville.report.html import render, report_runs
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
+from scoville.sweep import DriveArgs, Driven, OnProgress, Sweep, drive
 from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import telemetry_columns, timeline
-from scoville.telemetry.session import TelemetryResult, TelemetrySession
-from scoville.workload.fixed import Prompt, exact_prompt
-
-OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
+from scoville.telemetry.session import TelemetryResult
 
 
 @dataclass
 class RunResult:
     run_dir: Path
     summary: SummaryDoc
+    stopped: str | None = None  # the signal that stopped the sweep, e.g. "SIGINT"
 
 
 def labels_of(spec: BenchmarkSpec, source: RunSource) -> dict[str, Any]:
@@ -84,144 +81,8 @@ def declared_of(spec: BenchmarkSpec) -> Declared:
         slo_ttft_s=slo.ttft_ms / 1e3 if slo.ttft_ms else None,
         slo_tpot_s=slo.tpot_ms / 1e3 if slo.tpot_ms else None,
         slo_e2e_s=slo.e2e_ms / 1e3 if slo.e2e_ms else None,
+        validity=spec.validity,
     )
-
-
-async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, str]:
-    """Tokens the server adds around a prompt (chat template, BOS): one probe request.
-
-    Sends a 32-token text with max_tokens=1 and compares the server's usage.prompt_tokens
-    with the local count. Returns (overhead, note)."""
-    if target.tokenizer is None:
-        return 0, "no tokenizer: prompt lengths not verified"
-    text = exact_prompt(target.tokenizer, 32, random.Random(spec.seed + 7919))
-    probe = to_request(Prompt(text, 32, 1), "probe", spec)
-    ex = await target.server.generate(probe)
-    if ex.error is not None:
-        raise TargetError(
-            f"The target failed a 1-token probe request before the sweep "
-            f"({ex.error.value}: {ex.error_detail[:200]}). Check that "
-            f"model '{target.model}' is served and accepts {spec.target.api} "
-            "requests."
-        )
-    if ex.prompt_tokens is None:
-        return 0, "server reports no usage: prompt lengths are local counts, not verified"
-    return ex.prompt_tokens - 32, f"template overhead {ex.prompt_tokens - 32} tokens (measured)"
-
-
-@dataclass
-class Driven:
-    """What driving a sweep produced besides the records on disk."""
-
-    windows: list[PointWindow] = field(default_factory=list)
-    telemetry: TelemetryResult | None = None
-    workers: dict[str, list[WorkerResult]] = field(default_factory=dict)
-
-
-def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[RequestRecord], None]:
-    total, done = len(plan.warmup) + len(plan.measured), 0
-
-    def tick(_r: RequestRecord) -> None:
-        nonlocal done
-        done += 1
-        if on_progress:
-            on_progress(plan.point_id, done, total)
-
-    return tick
-
-
-def _worker_target(target: Target, spec: BenchmarkSpec) -> WorkerTarget:
-    if target.base_url is None:
-        raise TargetError(
-            f"--workers needs an HTTP target; {spec.target.url} runs in "
-            "this process only. Drop --workers."
-        )
-    return WorkerTarget(
-        target.base_url, target.model, spec.target.api_key_env, spec.target.request_timeout_s
-    )
-
-
-async def _run_scaled(
-    target: Target,
-    spec: BenchmarkSpec,
-    plan: PointPlan,
-    sink: Sink,
-    workers: WorkersSpec,
-    work_dir: Path,
-    driven: Driven,
-    on_progress: OnProgress | None,
-) -> PointWindow:
-    """One point over several client processes (local or Ray); records merged into `sink`."""
-    records, window, results = await asyncio.to_thread(
-        run_point_scaled, _worker_target(target, spec), plan, workers, work_dir
-    )
-    tick = _ticker(plan, on_progress)
-    for r in records:
-        sink.write(r)
-        tick(r)
-    sink.write_window(window)
-    driven.workers[plan.point_id] = list(results)
-    return window
-
-
-async def drive(
-    target: Target,
-    spec: BenchmarkSpec,
-    sink: Sink,
-    on_progress: OnProgress | None,
-    notes: list[str],
-    workers: WorkersSpec | None = None,
-    work_dir: Path | None = None,
-) -> Driven:
-    """Probe, build every point's prompts, then run the points one after another, with
-    telemetry (power, server metrics, client integrity) recorded around the sweep."""
-    workers = workers or WorkersSpec("inline")
-    driven = Driven()
-    try:
-        overhead, note = await template_overhead(target, spec)
-        notes.append(note)
-        if target.tokenizer is None:
-            raise TargetError("The target has no tokenizer; exact-length prompts need one.")
-        salt = secrets.token_hex(8)  # fresh prompt text per run: no cache hits across runs
-        notes.append(f"prompt-text salt {salt} (lengths follow the seed; text is fresh per run)")
-        plans: Sequence[PointPlan] = build_plans(
-            spec, target.tokenizer if target.wants_text else None, overhead, salt
-        )
-        session = None
-        if target.has_telemetry:
-            session = TelemetrySession.auto(
-                metrics_url=target.metrics_url,
-                clock=target.clock,
-                declared_power_w=spec.accelerators.power_w_per_accelerator,
-                n_accelerators=spec.accelerators.count,
-            )
-            await session.start()
-        try:
-            executor = target.point_executor()
-            for plan in plans:
-                if workers.kind == "inline":
-                    driven.windows.append(
-                        await executor.run_point(plan, sink, _ticker(plan, on_progress))
-                    )
-                else:
-                    driven.windows.append(
-                        await _run_scaled(
-                            target,
-                            spec,
-                            plan,
-                            sink,
-                            workers,
-                            work_dir or Path("."),
-                            driven,
-                            on_progress,
-                        )
-                    )
-        finally:
-            if session is not None:
-                driven.telemetry = await session.stop()
-        return driven
-    finally:
-        await target.close()
 
 
 def run_benchmark(
@@ -232,52 +93,84 @@ def run_benchmark(
     envelope: Path | None = None,
     keep_records: bool = True,
 ) -> RunResult:
-    """Measure `spec` and write its bundle; records reach disk even if the run is stopped.
+    """Measure `spec` and write its bundle; records reach disk as they complete.
     `keep_records=False` keeps them in memory only (no records.jsonl; the summary and
     report never need it).
 
     `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
     "ray://head:10001?workers=16"; None or "1" keeps the client in this process.
-    `envelope` is a `scoville calibrate` result: points beyond it are flagged."""
+    `envelope` is a `scoville calibrate` result: points beyond it are flagged.
+
+    The manifest is written before the first request (status "running", the prompt salt)
+    and again at the end. A SIGINT/SIGTERM stops the sweep and what completed is summarised
+    (`RunResult.stopped`); a probe that fails leaves no run directory behind."""
     workers_spec = parse_workers(workers)
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     target = open_target(spec)
     run_dir = new_run_dir(out_dir, spec)
+    sweep = Sweep(secrets.token_hex(8))
+    life = Lifecycle(run_dir, target.manifest(), {"client_workers": workers or "1"})
     write_spec(run_dir, spec)
-    started = datetime.now(UTC).isoformat()
+    life.start(sweep.salt)
     notes: list[str] = [f"tokenizer: {target.tokenizer.name if target.tokenizer else 'none'}"]
     sink: RecordSink | MemorySink = (
         RecordSink(run_dir / "records.jsonl") if keep_records else MemorySink()
     )
-    interrupted = False
-    driven = Driven()
-    try:
-        with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
-            driven = runner.run(
-                drive(target, spec, sink, on_progress, notes, workers_spec, run_dir / "workers")
-            )
-    except KeyboardInterrupt:
-        interrupted = True
-        notes.append("interrupted: only completed points are summarised")
-    finally:
-        sink.close()
-        write_manifest(
-            run_dir,
-            target.manifest(),
-            started,
-            {"client_workers": workers or "1"},
-        )
-    if isinstance(sink, MemorySink):
-        records, windows = sink.records, sink.windows
-    else:
-        records, windows = read_records(run_dir / "records.jsonl")
-    measured = Measured(records, windows, driven.telemetry, driven.workers)
+    args = DriveArgs(on_progress, notes, workers_spec, run_dir / "workers", sweep)
+    driven = drive_sync(target, spec, sink, life, args)
+    records, windows, torn = read_back(sink, run_dir)
+    notes.extend(torn)
     if env is not None:
         notes.append(f"client envelope from {envelope}")
+    measured = Measured(records, windows, driven.telemetry, driven.workers)
     result = summarize_run(run_dir, spec, measured, target.source(windows), notes, env)
-    if interrupted:
-        raise KeyboardInterrupt(str(run_dir))
+    result.stopped = driven.stopped
     return result
+
+
+def drive_sync(
+    target: Target,
+    spec: BenchmarkSpec,
+    sink: RecordSink | MemorySink,
+    life: Lifecycle,
+    args: DriveArgs,
+) -> Driven:
+    """`drive` in its event loop, with the run's lifecycle around it: a failed probe removes
+    the run directory; a stop or a full disk is written to the manifest."""
+    try:
+        with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
+            driven = runner.run(drive(target, spec, sink, args))
+    except UserError:  # the probe failed, the shape does not fit: nothing was measured
+        sink.close()
+        life.abandon(sink.count)
+        raise
+    except StorageError as exc:
+        sink.close()
+        raise life.storage_error(exc) from None
+    except KeyboardInterrupt:  # a second signal forced the stop
+        sink.close()
+        life.end("stopped (forced by a second signal)")
+        raise
+    sink.close()
+    status = "complete" if driven.stopped is None else f"stopped by {driven.stopped}"
+    life.end(status, template_overhead_tokens=driven.overhead_tokens)
+    if driven.stopped:
+        args.notes.append(
+            f"stopped by {driven.stopped}: in-flight requests were recorded as cancelled; "
+            "the last point is partial (never valid); `scoville resume` continues the sweep"
+        )
+    return driven
+
+
+def read_back(
+    sink: RecordSink | MemorySink, run_dir: Path
+) -> tuple[list[RequestRecord], list[PointWindow], list[str]]:
+    """The run's records and windows (from memory, or from records.jsonl, with a note when
+    its last line is torn)."""
+    if isinstance(sink, MemorySink):
+        return sink.records, sink.windows, []
+    read = scan_records(run_dir / "records.jsonl")
+    return list(read.records), list(read.windows), read.notes()
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,8 +286,8 @@ def export_rows(run_dir: Path, fmt: str) -> str:
     if fmt == "aiperf":
         from scoville.analysis.aiperf_export import rows_to_aiperf
 
-        return json.dumps(rows_to_aiperf(bundle.summary["points"]), indent=2)
-    return json.dumps(rows_to_inferencex(bundle.summary["points"]), indent=2)
+        return json.dumps(finite(rows_to_aiperf(bundle.summary["points"])), indent=2)
+    return json.dumps(finite(rows_to_inferencex(bundle.summary["points"])), indent=2)
 
 
 __all__ = ["Measured", "RunResult", "export_rows", "finish_run", "run_benchmark", "write_report"]

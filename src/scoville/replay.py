@@ -17,6 +17,7 @@ from typing import Any
 
 from scoville.client.lanes import LaneConfig, LaneDriver
 from scoville.client.seam import real_loop_factory
+from scoville.client.stop import StopOnSignal
 from scoville.errors import SpecError, TokenizerError
 from scoville.metrics.agentic import AGENTIC_ONLY, agentic_point
 from scoville.pipeline import Measured, finish_run
@@ -42,6 +43,7 @@ class ReplayOutcome:
     run_dir: Path | None = None
     records: list[RequestRecord] = field(default_factory=list)
     windows: list[PointWindow] = field(default_factory=list)
+    stopped: str | None = None  # the signal that stopped the replay, e.g. "SIGINT"
 
 
 def build_spec(trace: str | None, spec_file: Path | None, values: Mapping[str, Any]) -> AgenticSpec:
@@ -95,10 +97,12 @@ def lane_config(spec: AgenticSpec, k: int, lanes: int, nonce: int) -> LaneConfig
 
 
 async def drive_points(
-    spec: AgenticSpec, wl: AgenticWorkload, target: Target, nonce: int
+    spec: AgenticSpec, wl: AgenticWorkload, target: Target, nonce: int, stopped: list[str]
 ) -> tuple[list[RequestRecord], list[PointWindow], TelemetryResult | None]:
     """One lane-driver point per lane count, one after another, on the target's clock, with
-    the server's Prometheus metrics scraped around them (when it has an endpoint)."""
+    the server's Prometheus metrics scraped around them (when it has an endpoint). The first
+    SIGINT/SIGTERM stops the replay: the signal's name goes to `stopped`, the points that
+    finished are returned (the stopped point's records too, without a window)."""
     tok = target.tokenizer or local_tokenizer(spec.target.tokenizer, target.model)
     if tok is None:
         raise TokenizerError(
@@ -115,10 +119,19 @@ async def drive_points(
         )
         await session.start()
     try:
-        for k, lanes in enumerate((1,) if timestamps else spec.lanes):
-            cfg = lane_config(spec, k, lanes, nonce)
-            driver = LaneDriver(wl.sessions, book, target.server, target.clock, sink, cfg, tok)
-            await (driver.run_timestamps() if timestamps else driver.run())
+        async with StopOnSignal() as stop:
+            try:
+                for k, lanes in enumerate((1,) if timestamps else spec.lanes):
+                    cfg = lane_config(spec, k, lanes, nonce)
+                    driver = LaneDriver(
+                        wl.sessions, book, target.server, target.clock, sink, cfg, tok
+                    )
+                    await (driver.run_timestamps() if timestamps else driver.run())
+            except asyncio.CancelledError:
+                if not stop.absorb():
+                    raise
+            if stop.signal is not None:
+                stopped.append(stop.signal.name)
         telemetry = await session.stop() if session is not None else None
     finally:
         await target.close()
@@ -139,9 +152,12 @@ def agentic_rows(
         "context_scale_factor": wl.scale_factor,
         "assistant_turns": spec.assistant_turns,
     }
-    rows = [agentic_point(records, w, spec.accelerators.count, slo) | trace for w in windows]
+    live = spec.validity.min_stream_liveness
+    rows = [agentic_point(records, w, spec.accelerators.count, slo, live) | trace for w in windows]
     extra = {
-        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | trace | {"agentic_valid": r["valid"]}
+        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY}
+        | trace
+        | {"agentic_valid": r["valid"], "agentic_invalid_reasons": r["invalid_reasons"]}
         for r in rows
     }
     return rows, extra
@@ -163,8 +179,14 @@ def run_replay(
     nonce = secrets.randbits(32) if nonce is None else nonce
     notes = [*wl.notes, f"agentic spec {spec.content_hash()}; marker nonce {nonce}"]
     target = (opener or open_target)(bspec)
+    stopped: list[str] = []
     with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
-        records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce))
+        records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce, stopped))
+    if stopped:
+        notes.append(
+            f"stopped by {stopped[0]}: the points that finished are summarised; the stopped "
+            "point's records are in records.jsonl"
+        )
     rows, extra = agentic_rows(spec, wl, records, windows)
     source = target.source(windows, agentic=spec.to_dict())
     source = replace(source, extra={**source.extra, **extra})
@@ -173,7 +195,7 @@ def run_replay(
     (run_dir / "agentic.json").write_text(
         json.dumps({"spec": spec.to_dict(), "rows": rows, "notes": notes}, indent=1)
     )
-    return ReplayOutcome(rows, notes, run_dir, records, windows)
+    return ReplayOutcome(rows, notes, run_dir, records, windows, stopped[0] if stopped else None)
 
 
 __all__ = ["ReplayOutcome", "SpecError", "build_spec", "run_replay"]

@@ -34,7 +34,7 @@ def test_history_shows_the_slower_run(tmp_path: Path, twin_runs: dict[str, Path]
             "--metric",
             "tput_per_gpu",
             "--at-interactivity",
-            "250",
+            "230",
             "--chart",
             str(tmp_path / "h.svg"),
             *store,

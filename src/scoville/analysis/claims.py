@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from scoville.analysis.rows import Row
 from scoville.errors import DataError
+from scoville.spec.limits import MAX_SPEC_BYTES, load_yaml, read_text
 from scoville.spec.model import FrozenModel, PowerBoundary
 
 CLAIMS_SCHEMA = "scoville.claims/1"
@@ -172,13 +172,8 @@ def parse_claims(doc: object, source: str = "claim file") -> ClaimFile:
 
 def load_claims(path: str | Path) -> ClaimFile:
     p = Path(path)
-    try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise DataError(f"claim file {p} does not exist.") from e
-    except yaml.YAMLError as e:
-        raise DataError(f"claim file {p} is not valid YAML: {e}") from e
-    return parse_claims(doc, str(p))
+    text = read_text(p, "claim file", MAX_SPEC_BYTES, DataError)
+    return parse_claims(load_yaml(text, f"claim file {p}", DataError), str(p))
 
 
 def load_side_rows(claims: ClaimFile, base_dir: str | Path) -> dict[str, list[Row]]:

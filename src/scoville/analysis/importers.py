@@ -7,6 +7,7 @@ conventions that differ are converted or dropped, never silently mixed (see docs
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -162,6 +163,8 @@ def rows_to_inferencex(rows: Sequence[Row]) -> list[dict[str, Any]]:
                 d[f"{'p99.9' if stat == 'p999' else stat}_intvty"] = 1.0 / tpot
         if r.get("power_boundary") == "board-measured" and num(r, "power_w_per_accelerator"):
             d["avg_power_w"], d["power_valid"] = r.get("power_w_per_accelerator"), 1
+        d["valid"] = r.get("valid")  # not InferenceX fields: why scoville distrusts a point
+        d["invalid_reasons"] = list(r.get("invalid_reasons") or [])
         out.append(d)
     return out
 
@@ -203,12 +206,14 @@ def rows_from_aiperf(
     """
     if not looks_like_aiperf(doc):
         raise DataError(f"{source}: not an AIPerf profile export (no 'request_latency').")
-    cfg = doc.get("input_config") or {}
-    names = (cfg.get("endpoint") or {}).get("model_names") or ["unknown"]
-    loadgen = cfg.get("loadgen") or {}
-    conc = loadgen.get("concurrency")
-    rate = loadgen.get("request_rate")
-    gpus_w = _aiperf_gpu_power(doc)
+    cfg = _section(doc, "input_config", source)
+    names = _section(cfg, "input_config.endpoint", source).get("model_names") or ["unknown"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise DataError(f"{source}: 'input_config.endpoint.model_names' must be a list of names.")
+    loadgen = _section(cfg, "input_config.loadgen", source)
+    conc = _positive(loadgen, "concurrency", source, int)
+    rate = _positive(loadgen, "request_rate", source, float)
+    gpus_w = _aiperf_gpu_power(doc, source)
     n_acc = n_accelerators or (len(gpus_w) if gpus_w else None) or 1
     window = _stat(doc, "benchmark_duration")
     row: dict[str, Any] = {
@@ -242,6 +247,39 @@ def rows_from_aiperf(
     return [row]
 
 
+def _obj(value: Any, dotted: str, source: str) -> Mapping[str, Any]:
+    """`value` when it is an object, {} when None, else a DataError naming the field."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DataError(
+            f"{source}: AIPerf field '{dotted}' must be an object, got {type(value).__name__}."
+        )
+    return value
+
+
+def _section(doc: Mapping[str, Any], dotted: str, source: str) -> Mapping[str, Any]:
+    """The object under the last part of `dotted` in `doc` (see `_obj`)."""
+    return _obj(doc.get(dotted.rsplit(".", 1)[-1]), dotted, source)
+
+
+def _positive(
+    loadgen: Mapping[str, Any], key: str, source: str, kind: type[int] | type[float]
+) -> Any:
+    """`input_config.loadgen.<key>` as a positive finite number of `kind`, or None."""
+    v = loadgen.get(key)
+    if v is None:
+        return None
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+    if not ok or (kind is int and not isinstance(v, int)):
+        noun = "integer" if kind is int else "number"
+        raise DataError(
+            f"{source}: AIPerf field 'input_config.loadgen.{key}' must be a positive {noun}, "
+            f"got {v!r}."
+        )
+    return v
+
+
 def _aiperf_latencies(doc: Mapping[str, Any], row: dict[str, Any]) -> None:
     for metric, stem in _AIPERF_TIMES.items():
         m = doc.get(metric)
@@ -249,7 +287,10 @@ def _aiperf_latencies(doc: Mapping[str, Any], row: dict[str, Any]) -> None:
             continue
         unit = str(m.get("unit", "ms"))
         if unit not in _TO_S:
-            raise DataError(f"AIPerf metric {metric!r}: unknown time unit {unit!r}.")
+            raise DataError(
+                f"{row.get('source') or 'AIPerf export'}: AIPerf field '{metric}.unit' is "
+                f"{unit!r}, not a time unit ({', '.join(_TO_S)})."
+            )
         for theirs, ours in _AIPERF_STATS.items():
             v = num(m, theirs)
             if v is not None:
@@ -283,12 +324,15 @@ def _aiperf_throughput(
         row[ours] = v / n_acc if v is not None else None
 
 
-def _aiperf_gpu_power(doc: Mapping[str, Any]) -> list[float]:
-    tel = doc.get("telemetry_data") or {}
+def _aiperf_gpu_power(doc: Mapping[str, Any], source: str) -> list[float]:
+    tel = _section(doc, "telemetry_data", source)
     watts: list[float] = []
-    for ep in (tel.get("endpoints") or {}).values():
-        for gpu in ((ep or {}).get("gpus") or {}).values():
-            v = _stat((gpu or {}).get("metrics") or {}, "gpu_power_usage")
+    for name, ep in _section(tel, "telemetry_data.endpoints", source).items():
+        where = f"telemetry_data.endpoints.{name}"
+        for gpu_id, gpu in _section(_obj(ep, where, source), f"{where}.gpus", source).items():
+            gpu_doc = _obj(gpu, f"{where}.gpus.{gpu_id}", source)
+            metrics = _section(gpu_doc, f"{where}.gpus.{gpu_id}.metrics", source)
+            v = _stat(metrics, "gpu_power_usage")
             if v is not None:
                 watts.append(v)
     return watts

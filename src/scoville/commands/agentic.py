@@ -77,7 +77,10 @@ def replay(
     from scoville.replay import build_spec, run_replay
 
     spec = build_spec(trace, spec_file, values)
-    print_outcome(spec, run_replay(spec, out))
+    outcome = run_replay(spec, out)
+    print_outcome(spec, outcome)
+    if outcome.stopped:  # 130 / 143, as `run` (README "Exit codes")
+        raise typer.Exit({"SIGINT": 130, "SIGTERM": 143}.get(outcome.stopped, 130))
 
 
 COLUMNS = (  # (header, row field, unit)
@@ -106,4 +109,7 @@ def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> None:
         verdict = "yes" if r["valid"] else ("diagnostic" if r["diagnostic"] else "no")
         table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict)
     con.print(table)
+    for r in res.rows:
+        for reason in r.get("invalid_reasons") or []:
+            con.print(f"[yellow]{r['lanes']:g} lanes: {reason}[/yellow]", highlight=False)
     con.print(f"bundle: {res.run_dir}")

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from scoville.metrics.compute import stream_liveness
 from scoville.records.model import ErrorKind, PointWindow, RequestRecord
 
 HIT_SHARE = 0.5  # a turn is a cache hit when at least half its input was (to be) served cached
@@ -197,8 +198,12 @@ def agentic_point(
     window: PointWindow,
     n_accelerators: int = 1,
     slo_ttft_s: float | None = None,
+    min_stream_liveness: float = 0.95,
 ) -> dict[str, Any]:
-    """All agentic metrics of one lanes point, as a flat row (plus `cache_series`)."""
+    """All agentic metrics of one lanes point, as a flat row (plus `cache_series`).
+    `invalid_reasons` holds the window's verdict notes (failures, context overflow over
+    1 %, too short) and, when streamed content stops before `min_stream_liveness` of the
+    window (AgentX's liveness rule), a `stalled` line."""
     rs = measured(records, window.point_id)
     ok = [r for r in rs if r.error is None and r.chunk_ns]
     dur_s = max(1e-9, (window.end_ns - window.start_ns) / 1e9)
@@ -218,6 +223,7 @@ def agentic_point(
         ),
         "window_s": dur_s,
         "valid": not window.diagnostic and not any(n.startswith("invalid") for n in window.notes),
+        "invalid_reasons": [n for n in window.notes if n.startswith(("invalid", "diagnostic"))],
         "diagnostic": window.diagnostic,
         "output_tok_per_s": out_tok / dur_s,
         "output_tput_per_accelerator": out_tok / dur_s / max(1, n_accelerators),
@@ -228,6 +234,13 @@ def agentic_point(
         sum(1 for r in ok if ttft_s(r) <= slo_ttft_s) / dur_s if slo_ttft_s else None
     )
     row["cache_series"] = cache_series(ok, window)
+    live = stream_liveness(rs, window)
+    if live is not None and live < min_stream_liveness:
+        row["valid"] = False
+        row["invalid_reasons"].append(
+            f"stalled: streamed content was seen only through {live:.1%} of the window "
+            f"(AgentX liveness rule: {min_stream_liveness:.0%})"
+        )
     return row
 
 

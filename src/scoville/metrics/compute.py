@@ -16,9 +16,11 @@ import numpy as np
 from scoville.metrics.row import SummaryRow
 from scoville.metrics.samples import percentile_columns
 from scoville.metrics.table import INVALID_FAILURE_RATE, PERCENTILES
-from scoville.records.model import PointWindow, RequestRecord
+from scoville.records.model import ErrorKind, PointWindow, RequestRecord
+from scoville.spec.model import PointValidity
 
 NS = 1e9
+_DEFAULT_VALIDITY = PointValidity()
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,7 @@ class Declared:
     slo_ttft_s: float | None = None
     slo_tpot_s: float | None = None
     slo_e2e_s: float | None = None
+    validity: PointValidity = _DEFAULT_VALIDITY
 
 
 def _meets_slo(lat: RequestLatency, d: Declared) -> bool:
@@ -120,6 +123,57 @@ def point_valid(n_ok: int, n_sent: int, diagnostic: bool = False) -> bool:
     measured requests failed, and its window is not diagnostic (e.g. too short)."""
     failure_rate = (n_sent - n_ok) / n_sent if n_sent else 1.0
     return n_ok > 0 and failure_rate <= INVALID_FAILURE_RATE and not diagnostic
+
+
+def stream_liveness(records: Sequence[RequestRecord], window: PointWindow) -> float | None:
+    """How far into the measured window streamed content was still seen: (last output frame
+    of a measured request - window start) / window length, capped at 1 (None: no frame, or
+    an empty window). AgentX's liveness rule asks for at least 0.95."""
+    last_ns = max(
+        (r.chunk_ns[-1] for r in records if r.phase == "measure" and r.chunk_ns), default=None
+    )
+    length_ns = window.end_ns - window.start_ns
+    if last_ns is None or length_ns <= 0:
+        return None
+    return min(1.0, max(0.0, (last_ns - window.start_ns) / length_ns))
+
+
+def invalid_reasons(
+    n_ok: int, n_sent: int, window: PointWindow, rules: PointValidity, n_cancelled: int = 0
+) -> tuple[str, ...]:
+    """Why a point is not valid, one line per broken rule (empty: valid), each starting with a
+    short tag and a colon. Rules: the run finished the point (`partial`), some request
+    succeeded (`no success`), at most `max_failure_rate` of the measured requests failed,
+    cancelled ones aside (`failures`), the window is at least `min_window_s` (`short window`),
+    at least `min_measured_requests` were measured (`few requests`), and the window is not
+    diagnostic (`diagnostic`, with the window's notes). (A fixed-sequence window closes at the
+    last measured completion, so AgentX's liveness rule, `stream_liveness`, is applied to
+    agentic points, whose window is a fixed duration.)"""
+    reasons: list[str] = []
+    if window.partial:
+        reasons.append(f"partial: the run stopped after {window.sent} measured requests were sent")
+    n_failed = n_sent - n_ok - n_cancelled
+    if n_ok == 0:
+        reasons.append(f"no success: none of {n_sent} measured requests succeeded")
+    elif n_failed / n_sent > rules.max_failure_rate:
+        reasons.append(
+            f"failures: {n_failed / n_sent:.1%} of measured requests failed "
+            f"(limit {rules.max_failure_rate:.1%})"
+        )
+    window_s = (window.end_ns - window.start_ns) / NS
+    if window_s < rules.min_window_s:
+        reasons.append(
+            f"short window: {window_s:.3g} s, under validity.min_window_s = "
+            f"{rules.min_window_s:g} s"
+        )
+    if n_sent < rules.min_measured_requests:
+        reasons.append(
+            f"few requests: {n_sent} measured, under validity.min_measured_requests = "
+            f"{rules.min_measured_requests}"
+        )
+    if window.diagnostic:
+        reasons.append("diagnostic: " + ("; ".join(window.notes) or "the window is too short"))
+    return tuple(reasons)
 
 
 def _throughputs(ok: Sequence[RequestRecord], window_s: float, d: Declared) -> dict[str, Any]:
@@ -173,6 +227,8 @@ def summarize_point(
     )
     cached = [r for r in ok if r.cached_tokens is not None]
     cached_in = sum(r.input_tokens for r in cached)
+    n_cancelled = sum(1 for r in measured if r.error == ErrorKind.CANCELLED)
+    reasons = invalid_reasons(len(ok), len(measured), window, declared.validity, n_cancelled)
     return SummaryRow(
         point_id=window.point_id,
         mode=window.mode,
@@ -183,7 +239,8 @@ def summarize_point(
         n_ok=len(ok),
         n_failed=len(measured) - len(ok),
         failure_rate=(len(measured) - len(ok)) / len(measured) if measured else 1.0,
-        valid=point_valid(len(ok), len(measured), window.diagnostic),
+        valid=not reasons,
+        invalid_reasons=reasons,
         window_s=window_s,
         errors=_error_counts(measured),
         **_latency_columns(lats),

@@ -26,6 +26,7 @@ NON_METRIC_FIELDS: frozenset[str] = frozenset(
         "n_ok",
         "n_failed",
         "valid",
+        "invalid_reasons",
         "errors",
         "n_accelerators",
         "power_w_per_accelerator",
@@ -51,6 +52,7 @@ class SummaryRow:
     n_failed: int
     failure_rate: float
     valid: bool
+    invalid_reasons: tuple[str, ...]
     window_s: float
     errors: Mapping[str, int]
     mean_ttft: float | None
@@ -123,4 +125,5 @@ class SummaryRow:
                 out[f.name] = getattr(self, f.name)
         out["errors"] = dict(self.errors)
         out["token_sources"] = list(self.token_sources)
+        out["invalid_reasons"] = list(self.invalid_reasons)
         return {**out, **self.labels, **self.extra}

@@ -104,6 +104,7 @@ class PointWindow:
     sent: int  # measured requests sent
     diagnostic: bool = False  # the point is not valid for publication (e.g. too short)
     notes: tuple[str, ...] = ()
+    partial: bool = False  # the run was stopped before the point finished (never valid)
 
     def to_json_dict(self) -> dict[str, Any]:
         d = asdict(self)

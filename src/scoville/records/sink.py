@@ -1,18 +1,21 @@
 """Append-only JSONL sink: each record is on disk (flushed) as soon as it completes.
 
 A crash, a Ctrl-C or a dead server loses nothing already measured: `records.jsonl` holds one
-JSON object per line, in completion order, and `read_records` reads it back (skipping a torn
-last line, which is the only damage a crash can do).
+JSON object per line, in completion order, and `scan_records` reads it back: a torn last line
+(the only damage a crash or a full disk can do) is reported, never parsed as data; a bad line
+anywhere else is a `DataError` naming it. A write that fails (disk full) is a `StorageError`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
+from scoville.errors import DataError, StorageError
 from scoville.records.model import PointWindow, RequestRecord
 
 
@@ -36,6 +39,7 @@ class RecordSink:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] | None = path.open("a", encoding="utf-8")
         self.count = 0
+        self.failed: StorageError | None = None  # set by the first write that failed
 
     def write(self, record: RequestRecord) -> None:
         self._write_line({"type": "record", **record.to_json_dict()})
@@ -47,14 +51,24 @@ class RecordSink:
     def _write_line(self, obj: dict[str, object]) -> None:
         if self._fh is None:
             raise ValueError(f"record sink {self.path} is closed")
-        self._fh.write(json.dumps(obj, separators=(",", ":")) + "\n")
-        self._fh.flush()
-        if self._fsync:
-            os.fsync(self._fh.fileno())
+        if self.failed is not None:
+            raise self.failed
+        try:
+            self._fh.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            self._fh.flush()
+            if self._fsync:
+                os.fsync(self._fh.fileno())
+        except OSError as exc:
+            self.failed = StorageError(
+                f"Writing {self.path} failed after {self.count} records "
+                f"({exc.strerror or exc}, errno {exc.errno})."
+            )
+            raise self.failed from None
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
+            with contextlib.suppress(OSError):  # a failed write is already reported
+                self._fh.close()
             self._fh = None
 
     def __enter__(self) -> RecordSink:
@@ -85,26 +99,57 @@ class MemorySink:
         pass
 
 
-def _lines(path: Path) -> Iterator[dict[str, object]]:
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line after a crash
+@dataclass(frozen=True, slots=True)
+class RecordsRead:
+    """records.jsonl read back; `torn_line` is the 1-based number of a torn last line (a
+    process killed or a disk filled mid-write), skipped and reported, never parsed."""
+
+    path: Path
+    records: tuple[RequestRecord, ...]
+    windows: tuple[PointWindow, ...]
+    torn_line: int | None = None
+
+    def notes(self) -> list[str]:
+        if self.torn_line is None:
+            return []
+        return [
+            f"{self.path.name} line {self.torn_line} is torn (the process stopped mid-write); "
+            "it was skipped"
+        ]
+
+
+def scan_records(path: Path) -> RecordsRead:
+    """Read a records.jsonl back (see the module docstring for torn and bad lines)."""
+    records: list[RequestRecord] = []
+    windows: list[PointWindow] = []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    torn: int | None = None
+    if lines and lines[-1].strip():  # no newline after the last line: it may be torn
+        try:
+            json.loads(lines[-1])
+        except ValueError:
+            torn = len(lines)
+            lines = lines[:-1]
+    for i, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+            kind = obj.pop("type", "record")
+            if kind == "window":
+                windows.append(PointWindow.from_json_dict(obj))
+            else:
+                records.append(RequestRecord.from_json_dict(obj))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise DataError(
+                f"{path} line {i} is not a record ({type(exc).__name__}: {str(exc)[:120]}); "
+                "only the last line of a records file may be torn."
+            ) from None
+    return RecordsRead(path, tuple(records), tuple(windows), torn)
 
 
 def read_records(path: Path) -> tuple[list[RequestRecord], list[PointWindow]]:
-    """Read a records.jsonl back into records and windows."""
-    records: list[RequestRecord] = []
-    windows: list[PointWindow] = []
-    for obj in _lines(path):
-        kind = obj.pop("type", "record")
-        if kind == "window":
-            windows.append(PointWindow.from_json_dict(obj))
-        else:
-            records.append(RequestRecord.from_json_dict(obj))
-    return records, windows
+    """Read a records.jsonl back into records and windows (a torn last line skipped)."""
+    read = scan_records(path)
+    return list(read.records), list(read.windows)

@@ -76,8 +76,10 @@ def load_text(row: Row) -> str:
 
 
 def validity(row: Row) -> tuple[str, str]:
-    """("valid" | "invalid", the one-line reason; "-" when valid and none is given)."""
-    reason = row.get("invalid_reason")
+    """("valid" | "invalid", the one-line reason; "-" when valid and none is given). Rows carry
+    their reasons as `invalid_reasons` (a list, one tagged line each) or `invalid_reason`."""
+    reasons = row.get("invalid_reasons")
+    reason = "; ".join(map(str, reasons)) if reasons else row.get("invalid_reason")
     if row.get("valid") is not False:
         return "valid", str(reason) if reason else "-"
     if reason:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from scoville.figures import fixed
+from scoville.figures import fixed, ok_of_sent
 from scoville.metrics.table import METRICS, MetricDef
 from scoville.report.charts import load_text, validity
 
@@ -164,7 +164,7 @@ def point_table(rows: Sequence[Row]) -> str:
         cells = [
             escape(str(r["point_id"])),
             escape(load_text(r)),
-            f"{r['n_ok']}/{r['n_sent']}",
+            ok_of_sent(r),
             cell(r.get("failure_rate"), 100),
             "yes" if ok == "valid" else "NO",
         ]

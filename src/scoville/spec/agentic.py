@@ -162,6 +162,12 @@ class ValiditySpec(FrozenModel):
     min_window_s: float = Field(
         3600.0, gt=0, description="Shorter windows are diagnostic, never valid for publication."
     )
+    min_stream_liveness: float = Field(
+        0.95,
+        ge=0,
+        le=1,
+        description="Streamed content must be seen through this share of the window (AgentX).",
+    )
 
 
 class AgenticSpec(FrozenModel):

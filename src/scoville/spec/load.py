@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from scoville.errors import SpecError
 from scoville.spec.defaults import defaults_for, target_kind
 from scoville.spec.flags import apply_values, list_item
+from scoville.spec.limits import MAX_SPEC_BYTES, load_yaml, read_text
 from scoville.spec.lists import parse_list
 from scoville.spec.model import BenchmarkSpec
 
@@ -31,15 +31,16 @@ def read_mapping(path: Path) -> dict[str, Any]:
             f"Spec file {path} does not exist. Pass the path of a .yaml, .toml or "
             ".json spec, or leave --spec out to use the built-in default."
         )
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "Spec file", MAX_SPEC_BYTES, SpecError)
     try:
         if path.suffix == ".toml":
             data: Any = tomllib.loads(text)
         elif path.suffix == ".json":
             data = json.loads(text)
         else:
-            data = yaml.safe_load(text)
-    except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+            syntax = path.suffix.lstrip(".") or "YAML"
+            data = load_yaml(text, f"Spec file {path}", SpecError, syntax)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise SpecError(
             f"Spec file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: "
             f"{exc}. Fix the syntax and run again."
@@ -57,8 +58,10 @@ def read_mapping(path: Path) -> dict[str, Any]:
 def _parse_value(raw: str) -> Any:
     """A `--set` value as YAML: `8`, `0.5`, `true`, `[1,2,4]`, `fp8`."""
     try:
-        return yaml.safe_load(raw)
-    except yaml.YAMLError:
+        return load_yaml(raw, f"the value {raw!r}", SpecError)
+    except SpecError as exc:
+        if "YAML nodes" in str(exc) or "recursive" in str(exc):
+            raise
         return raw
 
 

@@ -9,8 +9,16 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scoville.spec.limits import (
+    MAX_CONCURRENCY,
+    MAX_RATE_PER_S,
+    MAX_REQUESTS_PER_POINT,
+    MAX_SEQUENCE_TOKENS,
+)
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -24,9 +32,10 @@ PowerBoundary = Literal[
 
 
 class FrozenModel(BaseModel):
-    """The base of every declared input (specs, claim files): immutable, unknown keys refused."""
+    """The base of every declared input (specs, claim files): immutable, unknown keys refused,
+    every number finite (NaN and infinity are refused where they are read)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class TargetSpec(FrozenModel):
@@ -50,15 +59,43 @@ class TargetSpec(FrozenModel):
         "'tiktoken:o200k_base' / 'tiktoken:o200k_harmony' / 'tiktoken:cl100k_base', or a "
         "path to a tokenizer.json.",
     )
+
+    @field_validator("url")
+    @classmethod
+    def _url_parses(cls, v: str) -> str:
+        """An http(s) URL needs a host and, when given, a numeric port in 1..65535."""
+        if v.startswith(("http://", "https://")):
+            try:
+                parts = urlsplit(v)
+                port = parts.port  # raises for a port that is not a number in range
+            except ValueError as exc:
+                raise ValueError(f"not a usable URL ({exc}); e.g. http://127.0.0.1:8000") from None
+            if not parts.hostname or port == 0:
+                raise ValueError("give a host and a port, e.g. http://127.0.0.1:8000")
+        return v
+
     ignore_eos: bool = Field(True, description="Ask the server to ignore EOS so OSL is exact.")
     request_timeout_s: float = Field(
-        600.0, gt=0, description="Give up on a request after this many seconds without a byte."
+        600.0,
+        gt=0,
+        le=1_000_000,
+        description="Give up on a request after this many seconds without a byte.",
     )
 
 
 class SequenceShape(FrozenModel):
-    isl_tokens: int = Field(512, ge=1, description="Input sequence length (tokens), the maximum.")
-    osl_tokens: int = Field(128, ge=1, description="Output sequence length (tokens), the maximum.")
+    isl_tokens: int = Field(
+        512,
+        ge=1,
+        le=MAX_SEQUENCE_TOKENS,
+        description="Input sequence length (tokens), the maximum.",
+    )
+    osl_tokens: int = Field(
+        128,
+        ge=1,
+        le=MAX_SEQUENCE_TOKENS,
+        description="Output sequence length (tokens), the maximum.",
+    )
     range_ratio: float = Field(
         1.0,
         gt=0.0,
@@ -79,13 +116,22 @@ class LoadSpec(FrozenModel):
         1.0, gt=0, description="Gamma shape of inter-arrival times; 1.0 = Poisson, <1 burstier."
     )
     max_concurrency: int | None = Field(
-        None, ge=1, description="Cap on in-flight requests in open-loop mode (None = no cap)."
+        None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="Cap on in-flight requests in open-loop mode (None = no cap).",
     )
     requests_per_point: int | None = Field(
-        None, ge=1, description="Measured requests per point; default 10 x concurrency."
+        None,
+        ge=1,
+        le=MAX_REQUESTS_PER_POINT,
+        description="Measured requests per point; default 10 x concurrency.",
     )
     warmup_requests: int | None = Field(
-        None, ge=0, description="Unmeasured requests before each point; default 2 x concurrency."
+        None,
+        ge=0,
+        le=MAX_REQUESTS_PER_POINT,
+        description="Unmeasured requests before each point; default 2 x concurrency.",
     )
 
     @field_validator("concurrency", "request_rates_per_s", mode="before")
@@ -97,10 +143,10 @@ class LoadSpec(FrozenModel):
     def _some_point(self) -> LoadSpec:
         if not self.concurrency and not self.request_rates_per_s:
             raise ValueError("give at least one concurrency or one request rate")
-        if any(c < 1 for c in self.concurrency):
-            raise ValueError("every concurrency must be >= 1")
-        if any(r <= 0 for r in self.request_rates_per_s):
-            raise ValueError("every request rate must be > 0")
+        if any(not 1 <= c <= MAX_CONCURRENCY for c in self.concurrency):
+            raise ValueError(f"every concurrency must be >= 1 and <= {MAX_CONCURRENCY:,}")
+        if any(not 0 < r <= MAX_RATE_PER_S for r in self.request_rates_per_s):
+            raise ValueError(f"every request rate must be > 0 and at most {MAX_RATE_PER_S:,.0f}/s")
         return self
 
 
@@ -112,9 +158,14 @@ class SloSpec(FrozenModel):
 
 class AcceleratorSpec(FrozenModel):
     kind: str = Field("cpu", description="Accelerator kind, e.g. 'H200 SXM', 'GB200', 'cpu'.")
-    count: int = Field(1, ge=1, description="Accelerators serving the target (throughput divisor).")
+    count: int = Field(
+        1, ge=1, le=1_000_000, description="Accelerators serving the target (throughput divisor)."
+    )
     power_w_per_accelerator: float | None = Field(
-        None, gt=0, description="Declared power per accelerator (W) at `power_boundary`."
+        None,
+        gt=0,
+        le=1_000_000,
+        description="Declared power per accelerator (W) at `power_boundary`.",
     )
     power_boundary: PowerBoundary = Field(
         "package-tdp", description="What the declared power covers."
@@ -133,6 +184,22 @@ class ServingSpec(FrozenModel):
     )
     disaggregated: bool = Field(False, description="Separate prefill and decode pools.")
     notes: str = ""
+
+
+class PointValidity(FrozenModel):
+    """When a measured point may be published (MLPerf LoadGen-style minimums). A point that
+    breaks a rule is reported invalid with a one-line reason; the defaults only refuse empty
+    points, so set publication minimums here (MLPerf's server scenario asks for 600 s)."""
+
+    max_failure_rate: float = Field(
+        0.05, ge=0.0, le=1.0, description="Most measured requests that may fail (0.05 = 5 %)."
+    )
+    min_window_s: float = Field(
+        0.0, ge=0.0, description="Shortest measured window (s) of a valid point."
+    )
+    min_measured_requests: int = Field(
+        1, ge=1, description="Fewest measured requests of a valid point."
+    )
 
 
 class QualityTarget(FrozenModel):
@@ -157,6 +224,7 @@ class BenchmarkSpec(FrozenModel):
     accelerators: AcceleratorSpec = AcceleratorSpec()
     serving: ServingSpec = ServingSpec()
     quality: QualityTarget = QualityTarget()
+    validity: PointValidity = PointValidity()
     seed: int = Field(0, description="Seed for prompts, lengths and arrivals.")
 
     def canonical_json(self) -> str:

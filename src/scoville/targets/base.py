@@ -68,6 +68,7 @@ class Target:
     accelerators: AcceleratorSpec | None = None
     base_url: str | None = None
     has_telemetry: bool = True
+    context_tokens: int | None = None  # tokens one request may hold, when the target says
 
     @property
     def supports_workers(self) -> bool:

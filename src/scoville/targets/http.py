@@ -164,4 +164,20 @@ def open_http_target(spec: BenchmarkSpec, base_url: str, kind: str = "http") -> 
         info=info,
         metrics_url=base_url.rstrip("/") + "/metrics",
         base_url=base_url,
+        context_tokens=context_window(info, model),
     )
+
+
+def context_window(info: dict[str, Any], model: str) -> int | None:
+    """Tokens one request may hold, when the server says: `max_model_len` of the model in
+    /v1/models (vLLM, SGLang), else llama.cpp's `n_ctx` / `total_slots` from /props."""
+    for m in info.get("v1_models", {}).get("data") or []:
+        if isinstance(m, dict) and m.get("id") == model:
+            n = m.get("max_model_len")
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                return n
+    props = info.get("props") or {}
+    n_ctx, slots = props.get("n_ctx"), props.get("total_slots") or 1
+    if isinstance(n_ctx, int) and isinstance(slots, int) and n_ctx > 0 and slots > 0:
+        return n_ctx // slots
+    return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -60,6 +61,16 @@ def workers_needed(
     if envelope_chunks_per_s <= 0 or expected_chunks_per_s <= 0:
         return 1
     return max(1, math.ceil(expected_chunks_per_s / (headroom * envelope_chunks_per_s)))
+
+
+def scaled_session(spec: WorkersSpec) -> AbstractContextManager[None]:
+    """Around a whole sweep: for a local Ray instance, shut it down at the end and stop the
+    processes Ray leaves behind (`ray_session.local_ray_session`); else nothing."""
+    if spec.kind == "ray" and spec.address is None:
+        from scoville.client.scale.ray_session import local_ray_session
+
+        return local_ray_session()
+    return nullcontext()
 
 
 def run_point_scaled(

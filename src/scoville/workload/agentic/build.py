@@ -59,8 +59,11 @@ def detect_source(arg: str) -> SourceSpec:
             f"'{arg}' is neither 'synthetic', a built-in trace ({', '.join(BUILTIN_TRACES)}) "
             "nor an existing file or directory."
         )
-    with p.open(encoding="utf-8") as fh:
-        first = next((line for line in fh if line.strip()), "")
+    with p.open("rb") as fh:
+        raw = next((line for line in fh if line.strip()), b"")
+    if b"\0" in raw:
+        raise DataError(f"{p} is a binary file, not a JSONL or JSON trace.")
+    first = raw.decode("utf-8", errors="replace")
     try:
         obj = json.loads(first)
     except json.JSONDecodeError:

@@ -9,11 +9,13 @@ at least `min_shared_blocks` leading blocks with) or kept as one-turn sessions.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from scoville.errors import DataError
+from scoville.spec.limits import MAX_DATA_BYTES, MAX_SEQUENCE_TOKENS, read_text
 from scoville.workload.agentic.session import Agent, Session, Turn, validate_session
 
 MOONCAKE_BLOCK_TOKENS = 512
@@ -30,9 +32,10 @@ class MooncakeRequest:
 
 def _int_field(obj: dict[str, Any], key: str, where: str, minimum: int = 0) -> int:
     v = obj.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+    if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= MAX_SEQUENCE_TOKENS:
         raise DataError(
-            f"{where}: '{key}' must be an integer >= {minimum}, got {v!r}. Each Mooncake line is "
+            f"{where}: '{key}' must be an integer from {minimum} to {MAX_SEQUENCE_TOKENS:,} "
+            f"(tokens of one request), got {v!r}. Each Mooncake line is "
             '{"timestamp": ms, "input_length": n, "output_length": n, "hash_ids": [ints]}.'
         )
     return v
@@ -46,7 +49,7 @@ def parse_mooncake_line(text: str, where: str) -> MooncakeRequest:
     if not isinstance(obj, dict):
         raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}.")
     ts = obj.get("timestamp")
-    if isinstance(ts, bool) or not isinstance(ts, int | float) or ts < 0:
+    if isinstance(ts, bool) or not isinstance(ts, int | float) or not 0 <= ts < math.inf:
         raise DataError(f"{where}: 'timestamp' must be a number of ms >= 0, got {ts!r}.")
     hashes = obj.get("hash_ids")
     if not isinstance(hashes, list) or not all(
@@ -67,10 +70,10 @@ def read_mooncake_requests(path: Path) -> list[MooncakeRequest]:
     if not path.is_file():
         raise DataError(f"Mooncake trace {path} does not exist; give the path of a .jsonl file.")
     out: list[MooncakeRequest] = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if line.strip():
-                out.append(parse_mooncake_line(line, f"{path}:{n}"))
+    text = read_text(path, "Mooncake trace", MAX_DATA_BYTES, DataError)
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            out.append(parse_mooncake_line(line, f"{path}:{n}"))
     if not out:
         raise DataError(f"Mooncake trace {path} has no requests.")
     return out

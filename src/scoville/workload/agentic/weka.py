@@ -14,11 +14,13 @@ of either.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from scoville.errors import DataError
+from scoville.spec.limits import MAX_DATA_BYTES, MAX_SEQUENCE_TOKENS, read_text
 from scoville.workload.agentic.session import Agent, Session, Turn, validate_session
 
 _REQUEST_TYPES = ("n", "s")
@@ -26,9 +28,20 @@ _REQUEST_TYPES = ("n", "s")
 
 def _num(obj: dict[str, Any], key: str, where: str, default: float | None = None) -> float:
     v = obj.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
-        raise DataError(f"{where}: '{key}' must be a number >= 0, got {v!r}.")
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf:
+        raise DataError(f"{where}: '{key}' must be a number >= 0 (and finite), got {v!r}.")
     return float(v)
+
+
+def _tokens(obj: dict[str, Any], key: str, where: str) -> int:
+    """A token count of one request: at least 1, at most MAX_SEQUENCE_TOKENS."""
+    v = _num(obj, key, where)
+    if v > MAX_SEQUENCE_TOKENS:
+        raise DataError(
+            f"{where}: '{key}' = {v:.0f} tokens is over the limit of {MAX_SEQUENCE_TOKENS:,} "
+            "tokens per request; is the trace in tokens?"
+        )
+    return max(1, int(v))
 
 
 def _hashes(obj: dict[str, Any], where: str) -> tuple[int, ...]:
@@ -59,8 +72,8 @@ def _turn(req: dict[str, Any], where: str, prev: dict[str, Any] | None, start_t:
         end = float(prev["t"]) + (float(api) if isinstance(api, int | float) else 0.0)
         think = max(0.0, t - end)
     return Turn(
-        input_tokens=max(1, int(_num(req, "in", where))),  # a prompt has at least one token
-        output_tokens=max(1, int(_num(req, "out", where))),  # max_tokens must be >= 1
+        input_tokens=_tokens(req, "in", where),  # a prompt has at least one token
+        output_tokens=_tokens(req, "out", where),  # max_tokens must be >= 1
         hash_ids=_hashes(req, where),
         think_s=think,
         t_s=t,
@@ -163,7 +176,7 @@ def weka_session(obj: Any, where: str) -> Session:
 
 
 def _load_json(path: Path) -> list[tuple[Any, str]]:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "WEKA trace", MAX_DATA_BYTES, DataError)
     if path.suffix == ".jsonl":
         out = []
         for n, line in enumerate(text.splitlines(), start=1):
@@ -176,6 +189,8 @@ def _load_json(path: Path) -> list[tuple[Any, str]]:
 def _decode(text: str, where: str) -> Any:
     try:
         return json.loads(text)
+    except RecursionError:
+        raise DataError(f"{where}: JSON nested too deeply to be a trace.") from None
     except json.JSONDecodeError as exc:
         raise DataError(
             f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}); fix the file."

@@ -1,0 +1,227 @@
+"""Driving a sweep: probe the target, build each point's plan, run the points one after
+another through the target's executor, with telemetry around them; the first SIGINT/SIGTERM
+stops it with every in-flight request recorded (`cancelled`) and the last point partial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scoville.client.driver import PointPlan
+from scoville.client.plan import build_plans, to_request
+from scoville.client.scale.dispatch import WorkersSpec, run_point_scaled, scaled_session
+from scoville.client.scale.workers import WorkerResult, WorkerTarget
+from scoville.client.stop import StopOnSignal
+from scoville.errors import TargetError
+from scoville.records.model import PointWindow, RequestRecord
+from scoville.records.sink import Sink
+from scoville.spec.model import BenchmarkSpec
+from scoville.targets.base import Target
+from scoville.telemetry.session import TelemetryResult, TelemetrySession
+from scoville.workload.fixed import Prompt, exact_prompt
+
+OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
+
+
+async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, str]:
+    """Tokens the server adds around a prompt (chat template, BOS): one probe request.
+
+    Sends a 32-token text with max_tokens=1 and compares the server's usage.prompt_tokens
+    with the local count. Returns (overhead, note)."""
+    if target.tokenizer is None:
+        return 0, "no tokenizer: prompt lengths not verified"
+    text = exact_prompt(target.tokenizer, 32, random.Random(spec.seed + 7919))
+    probe = to_request(Prompt(text, 32, 1), "probe", spec)
+    ex = await target.server.generate(probe)
+    if ex.error is not None:
+        raise TargetError(
+            f"The target failed a 1-token probe request before the sweep "
+            f"({ex.error.value}: {ex.error_detail[:200]}). Check that "
+            f"model '{target.model}' is served and accepts {spec.target.api} "
+            "requests."
+        )
+    if ex.prompt_tokens is None:
+        return 0, "server reports no usage: prompt lengths are local counts, not verified"
+    return ex.prompt_tokens - 32, f"template overhead {ex.prompt_tokens - 32} tokens (measured)"
+
+
+@dataclass
+class Driven:
+    """What driving a sweep produced besides the records on disk (`stopped`: the signal
+    that stopped it, e.g. "SIGINT"; `overhead_tokens`: the probe's template overhead)."""
+
+    windows: list[PointWindow] = field(default_factory=list)
+    telemetry: TelemetryResult | None = None
+    workers: dict[str, list[WorkerResult]] = field(default_factory=dict)
+    stopped: str | None = None
+    overhead_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """How a sweep's prompts are made and which points it runs: `salt` is the prompt-text
+    salt (fresh per run, kept in the manifest so a resumed run sends the same prompts);
+    `overhead_tokens` a known template overhead (None: measure it with the probe); `skip`
+    the points already complete (a resumed run)."""
+
+    salt: str
+    overhead_tokens: int | None = None
+    skip: frozenset[str] = frozenset()
+
+
+def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[RequestRecord], None]:
+    total, done = len(plan.warmup) + len(plan.measured), 0
+
+    def tick(_r: RequestRecord) -> None:
+        nonlocal done
+        done += 1
+        if on_progress:
+            on_progress(plan.point_id, done, total)
+
+    return tick
+
+
+def _worker_target(target: Target, spec: BenchmarkSpec) -> WorkerTarget:
+    if target.base_url is None:
+        raise TargetError(
+            f"--workers needs an HTTP target; {spec.target.url} runs in "
+            "this process only. Drop --workers."
+        )
+    return WorkerTarget(
+        target.base_url, target.model, spec.target.api_key_env, spec.target.request_timeout_s
+    )
+
+
+async def _run_scaled(
+    target: Target,
+    spec: BenchmarkSpec,
+    plan: PointPlan,
+    sink: Sink,
+    workers: WorkersSpec,
+    work_dir: Path,
+    driven: Driven,
+    on_progress: OnProgress | None,
+) -> PointWindow:
+    """One point over several client processes (local or Ray); records merged into `sink`."""
+    records, window, results = await asyncio.to_thread(
+        run_point_scaled, _worker_target(target, spec), plan, workers, work_dir
+    )
+    tick = _ticker(plan, on_progress)
+    for r in records:
+        sink.write(r)
+        tick(r)
+    sink.write_window(window)
+    driven.workers[plan.point_id] = list(results)
+    return window
+
+
+async def _plans(
+    target: Target, spec: BenchmarkSpec, sweep: Sweep, notes: list[str], driven: Driven
+) -> list[PointPlan]:
+    """Probe the target (template overhead), then every point's plan not yet complete."""
+    overhead, note = await template_overhead(target, spec)
+    notes.append(note)
+    if sweep.overhead_tokens is not None and sweep.overhead_tokens != overhead:
+        notes.append(
+            f"template overhead now {overhead}, was {sweep.overhead_tokens}: the stored "
+            "value is used so resumed points send the same prompts"
+        )
+        overhead = sweep.overhead_tokens
+    driven.overhead_tokens = overhead
+    check_context(target, spec, overhead)
+    if target.tokenizer is None:
+        raise TargetError("The target has no tokenizer; exact-length prompts need one.")
+    notes.append(f"prompt-text salt {sweep.salt} (lengths follow the seed; text is fresh per run)")
+    plans: Sequence[PointPlan] = build_plans(
+        spec, target.tokenizer if target.wants_text else None, overhead, sweep.salt
+    )
+    return [p for p in plans if p.point_id not in sweep.skip]
+
+
+def check_context(target: Target, spec: BenchmarkSpec, overhead_tokens: int) -> None:
+    """Refuse a shape the target's context window cannot hold (when the target states it)."""
+    window = target.context_tokens
+    isl, osl = spec.shape.isl_tokens, spec.shape.osl_tokens
+    if window is not None and isl + osl + overhead_tokens > window:
+        raise TargetError(
+            f"shape.isl_tokens {isl} + shape.osl_tokens {osl} + {overhead_tokens} template "
+            f"tokens = {isl + osl + overhead_tokens} exceed the context window of "
+            f"'{target.model}' ({window} tokens per request, as the server states). Lower "
+            "--isl or --osl, or serve the model with a longer context."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DriveArgs:
+    """What `drive` needs besides the target, spec and sink: the progress callback, the
+    run's notes (appended to), the client workers, their work directory, the sweep."""
+
+    on_progress: OnProgress | None
+    notes: list[str]
+    workers: WorkersSpec
+    work_dir: Path
+    sweep: Sweep
+
+
+async def drive(target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs) -> Driven:
+    """Probe, build every point's prompts, then run the points one after another, with
+    telemetry (power, server metrics, client integrity) recorded around the sweep. The first
+    SIGINT/SIGTERM stops the sweep: in-flight requests are recorded as cancelled, the point
+    is kept marked partial, and `Driven.stopped` names the signal."""
+    driven = Driven()
+    try:
+        async with StopOnSignal() as stop:
+            try:
+                await _sweep(target, spec, sink, args, driven)
+            except asyncio.CancelledError:
+                if not stop.absorb():
+                    raise
+            if stop.signal is not None:
+                driven.stopped = stop.signal.name
+        return driven
+    finally:
+        await target.close()
+
+
+async def _sweep(
+    target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs, driven: Driven
+) -> None:
+    plans = await _plans(target, spec, args.sweep, args.notes, driven)
+    session = None
+    if target.has_telemetry:
+        session = TelemetrySession.auto(
+            metrics_url=target.metrics_url,
+            clock=target.clock,
+            declared_power_w=spec.accelerators.power_w_per_accelerator,
+            n_accelerators=spec.accelerators.count,
+        )
+        await session.start()
+    try:
+        with scaled_session(args.workers):
+            await _points(target, spec, sink, args, plans, driven)
+    finally:
+        if session is not None:
+            driven.telemetry = await session.stop()
+
+
+async def _points(
+    target: Target,
+    spec: BenchmarkSpec,
+    sink: Sink,
+    args: DriveArgs,
+    plans: Sequence[PointPlan],
+    driven: Driven,
+) -> None:
+    executor = target.point_executor()
+    for plan in plans:
+        if args.workers.kind == "inline":
+            window = await executor.run_point(plan, sink, _ticker(plan, args.on_progress))
+        else:
+            window = await _run_scaled(
+                target, spec, plan, sink, args.workers, args.work_dir, driven, args.on_progress
+            )
+        driven.windows.append(window)
