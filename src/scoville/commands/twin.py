@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from scoville.commands._options import spec_option
 from scoville.errors import UserError
 from scoville.spec.lists import parse_list
 from scoville.twin.options import TwinOptions, option_help
@@ -28,7 +29,7 @@ console = Console()
 
 def _opt(name: str, flag: str | None = None) -> Any:
     """A typer option whose help is the `TwinOptions` field's description."""
-    return typer.Option(flag or f"--{name.replace('_', '-')}", help=escape(option_help(name)))
+    return typer.Option(flag or f"--{name.replace('_', '-')}", help=option_help(name))
 
 
 Hw = Annotated[str, _opt("hardware")]
@@ -40,6 +41,18 @@ Kv = Annotated[str, _opt("kv")]
 Reps = Annotated[int, _opt("replicas")]
 Disagg = Annotated[str | None, _opt("disagg")]
 Cat = Annotated[list[Path] | None, _opt("catalogue")]
+Framework = Annotated[str, _opt("framework")]
+DpAttention = Annotated[bool, _opt("dp_attention", "--dp-attention/--no-dp-attention")]
+Pp = Annotated[int, _opt("pp")]
+Mtp = Annotated[int, _opt("mtp")]
+# Shape and load flags are the spec's (help from its field descriptions; defaults: the twin's
+# matrix in spec/defaults.py).
+Isl = Annotated[int | None, spec_option("isl")]
+Osl = Annotated[int | None, spec_option("osl")]
+RangeRatio = Annotated[float | None, spec_option("range_ratio")]
+Concurrency = Annotated[str | None, spec_option("concurrency")]
+Requests = Annotated[int | None, spec_option("requests_per_point")]
+Warmup = Annotated[int | None, spec_option("warmup")]
 _D = TwinOptions.model_fields
 
 
@@ -90,14 +103,16 @@ def simulate_cmd(
     kv: Kv = _D["kv"].default,
     replicas: Reps = _D["replicas"].default,
     disagg: Disagg = _D["disagg"].default,
-    isl: Annotated[int, typer.Option(help="Input tokens per request.")] = 8192,
-    osl: Annotated[int, typer.Option(help="Output tokens per request.")] = 1024,
-    range_ratio: Annotated[
-        float, typer.Option(help="Lengths uniform in \\[ratio*L, L]; InferenceX uses 0.8.")
-    ] = 1.0,
-    concurrency: Annotated[str, typer.Option(help="Comma list.")] = "1,2,4,8,16,32,64,128,256",
-    requests_per_point: Annotated[int | None, typer.Option(help="Default 10 x conc.")] = None,
-    warmup: Annotated[int | None, typer.Option(help="Warmup requests; default 2 x conc.")] = None,
+    framework: Framework = _D["framework"].default,
+    dp_attention: DpAttention = _D["dp_attention"].default,
+    pp: Pp = _D["pp"].default,
+    mtp: Mtp = _D["mtp"].default,
+    isl: Isl = None,
+    osl: Osl = None,
+    range_ratio: RangeRatio = None,
+    concurrency: Concurrency = None,
+    requests_per_point: Requests = None,
+    warmup: Warmup = None,
     catalogue: Cat = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     no_bundle: Annotated[bool, typer.Option("--no-bundle", help="Print only.")] = False,
@@ -119,8 +134,6 @@ def simulate_cmd(
     from scoville.twin.simulate import twin_spec
 
     t0 = time.perf_counter()
-    if not 0 < range_ratio <= 1:
-        raise UserError("--range-ratio must be in (0, 1]; 1 = fixed lengths.")
     opts = _options(
         catalogue,
         hardware=hardware,
@@ -131,6 +144,10 @@ def simulate_cmd(
         kv=kv,
         replicas=replicas,
         disagg=disagg,
+        framework=framework,
+        dp_attention=dp_attention,
+        pp=pp,
+        mtp=mtp,
         executor="fast",
     )
     cfg = opts.config()
@@ -139,7 +156,7 @@ def simulate_cmd(
         cfg,
         shape={"isl_tokens": isl, "osl_tokens": osl, "range_ratio": range_ratio},
         load={
-            "concurrency": _conc(concurrency),
+            "concurrency": _conc(concurrency) if concurrency else None,
             "requests_per_point": requests_per_point,
             "warmup_requests": warmup,
         },
@@ -147,7 +164,11 @@ def simulate_cmd(
     with tempfile.TemporaryDirectory(prefix="scoville-simulate-") as tmp:
         result = run_benchmark(spec, Path(tmp) if no_bundle else out, keep_records=records)
     wall_s = time.perf_counter() - t0
-    title = f"predicted: {opts.url()}  ISL {isl} / OSL {osl}  ({cfg.n_accelerators} accelerator(s))"
+    shape = spec.shape
+    title = (
+        f"predicted: {opts.url()}  ISL {shape.isl_tokens} / OSL {shape.osl_tokens}  "
+        f"({cfg.n_accelerators} accelerator(s))"
+    )
     console.print(_frontier_table(title, result.summary["points"]))
     hw = cfg.hardware
     console.print(f"hardware source: {escape(hw.source)}")
