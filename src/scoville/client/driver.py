@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scoville.client.seam import Clock, Exchange, GenerateRequest, Server
-from scoville.records.model import Phase, PointWindow, RequestRecord
+from scoville.records.model import ErrorKind, Phase, PointWindow, RequestRecord
 from scoville.workload.tokenizers import Tokenizer
 
 
@@ -51,6 +51,8 @@ def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[
 
     Servers that stream one token per frame report `completion_tokens == frames`; then each
     frame is one token. Otherwise frames are counted with the local tokenizer (at least 1).
+    A server count far from the local one (outside [local/2 - 2, 2 local + 2]) is not
+    believed: the local count stands and `ex.usage_issue` flags the request.
     """
     n = len(ex.chunk_ns)
     if ex.chunk_tokens is not None:
@@ -59,8 +61,36 @@ def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[
         return [1] * n, "usage"
     if tokenizer is not None:
         counts = [max(1, len(tokenizer.encode(t))) for t in ex.chunk_text]
-        return counts, "usage" if ex.completion_tokens is not None else "local"
+        if ex.completion_tokens is None:
+            return counts, "local"
+        local = sum(counts)
+        if not local / 2 - 2 <= ex.completion_tokens <= 2 * local + 2:
+            ex.usage_issue = (
+                f"usage.completion_tokens {ex.completion_tokens} vs {local} counted locally"
+            )
+            ex.completion_tokens = None
+            return counts, "local"
+        return counts, "usage"
     return [1] * n, "usage" if ex.completion_tokens is not None else "none"
+
+
+async def count_off_loop(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[int], str]:
+    """`count_chunk_tokens` that never blocks the event loop on a remote tokenizer (the
+    server's /tokenize: a blocking HTTP call) and never raises: when the tokenizer fails
+    (the server died), frames count 1 each and a request that had not already failed is
+    recorded as failed with `ErrorKind.TOKEN_COUNT`."""
+    remote = tokenizer is not None and getattr(tokenizer, "remote", False)
+    try:
+        if remote and ex.chunk_text and ex.chunk_tokens is None:
+            return await asyncio.to_thread(count_chunk_tokens, ex, tokenizer)
+        return count_chunk_tokens(ex, tokenizer)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        why = f"output not counted: tokenizer failed ({type(exc).__name__}: {exc})"[:300]
+        if ex.error is None:
+            ex.error, ex.error_detail = ErrorKind.TOKEN_COUNT, why
+        else:
+            ex.error_detail = f"{ex.error_detail}; {why}"
+        return [1] * len(ex.chunk_ns), "none"
 
 
 def to_record(
@@ -72,9 +102,11 @@ def to_record(
     scheduled_ns: int | None = None,
     worker: str = "0",
     tags: dict[str, Any] | None = None,
+    counted: tuple[list[int], str] | None = None,
 ) -> RequestRecord:
-    """The facts of one exchange as a `RequestRecord` (`tags`: session/turn labels)."""
-    chunk_tokens, source = count_chunk_tokens(ex, tokenizer)
+    """The facts of one exchange as a `RequestRecord` (`tags`: session/turn labels;
+    `counted`: the result of `count_off_loop`, when the caller already counted)."""
+    chunk_tokens, source = counted or count_chunk_tokens(ex, tokenizer)
     out = ex.completion_tokens if ex.completion_tokens is not None else sum(chunk_tokens)
     return RequestRecord(
         request_id=req.request_id,
@@ -90,6 +122,7 @@ def to_record(
         expected_output_tokens=req.max_tokens,
         cached_tokens=ex.cached_tokens,
         token_source=source,  # type: ignore[arg-type]
+        usage_issue=ex.usage_issue,
         scheduled_ns=scheduled_ns,
         error=ex.error,
         error_detail=ex.error_detail,
@@ -97,6 +130,9 @@ def to_record(
         finish_reason=ex.finish_reason,
         worker=worker,
         tags=tags or {},
+        send_ns=ex.send_ns,
+        connect_ms=ex.connect_ms,
+        retries=ex.retries,
     )
 
 
@@ -132,9 +168,12 @@ async def run_point(
     async def one(req: GenerateRequest, phase: Phase, scheduled_ns: int | None) -> None:
         ex = await server.generate(req)
         if phase == "measure":
-            window.sent_at(ex.start_ns)
+            window.sent_at(ex.send_ns if ex.send_ns is not None else ex.start_ns)
             window.ended_at(ex.end_ns)
-        record = to_record(ex, req, plan.point_id, phase, tokenizer, scheduled_ns, worker)
+        counted = await count_off_loop(ex, tokenizer)
+        record = to_record(
+            ex, req, plan.point_id, phase, tokenizer, scheduled_ns, worker, counted=counted
+        )
         sink.write(record)
         if on_record is not None:
             on_record(record)

@@ -141,11 +141,17 @@ def summarize_point(
         "n_ok": len(ok),
         "n_failed": n_failed,
         "failure_rate": failure_rate,
-        "valid": bool(ok) and failure_rate <= INVALID_FAILURE_RATE and not window.diagnostic,
+        "valid": bool(ok)
+        and failure_rate <= INVALID_FAILURE_RATE
+        and not window.diagnostic
+        and not any(r.usage_issue for r in ok),
         "window_s": window_s,
         "errors": _error_counts(measured),
     }
     row.update(stats([x.ttft_s for x in lats], "ttft"))
+    row.update(stats([(r.chunk_ns[0] - r.send_ns) / NS for r in ok if r.send_ns], "ttft_from_send"))
+    row.update(stats([r.connect_ms / 1e3 for r in ok if r.connect_ms is not None], "connect"))
+    row["usage_flagged"] = sum(1 for r in ok if r.usage_issue)
     tpots = [x.tpot_s for x in lats if x.tpot_s is not None]
     row.update(stats(tpots, "tpot"))
     row.update(stats([g for x in lats for g in x.itl_token_s], "itl"))

@@ -41,7 +41,10 @@ class ServerTokenizer:
 
     Speaks both dialects: llama.cpp (`{"content": ...}` -> `{"tokens": [...]}`) and vLLM /
     SGLang (`{"model", "prompt"}` -> `{"tokens": [...]}`, detokenize -> `{"prompt": ...}`).
+    `remote`: each call is a blocking HTTP request, so the driver counts off the event loop.
     """
+
+    remote = True
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
