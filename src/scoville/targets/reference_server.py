@@ -89,8 +89,10 @@ async def _refuse(fault: str, request: web.Request) -> web.StreamResponse | None
     if fault == "json200":
         body = {"object": "text_completion", "choices": [{"index": 0, "text": "all at once"}]}
         return web.json_response(body)
-    if fault == "hang":  # accept the request and never answer
-        await asyncio.sleep(3600)
+    if fault == "hang":  # accept the request and never answer (until the client leaves)
+        while request.transport is not None and not request.transport.is_closing():
+            await asyncio.sleep(0.05)
+        return web.Response(status=204)
     return None
 
 
