@@ -75,13 +75,15 @@ def count_chunk_tokens(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[
 
 
 async def count_off_loop(ex: Exchange, tokenizer: Tokenizer | None) -> tuple[list[int], str]:
-    """`count_chunk_tokens` that never blocks the event loop on a remote tokenizer (the
-    server's /tokenize: a blocking HTTP call) and never raises: when the tokenizer fails
-    (the server died), frames count 1 each and a request that had not already failed is
-    recorded as failed with `ErrorKind.TOKEN_COUNT`."""
-    remote = tokenizer is not None and getattr(tokenizer, "remote", False)
+    """`count_chunk_tokens` off the event loop whenever the tokenizer must run (the server's
+    /tokenize is a blocking HTTP call; a local tokenizer costs tens of microseconds a frame,
+    which would delay every other stream's stamps), and never raising: when the tokenizer
+    fails (the server died), frames count 1 each and a request that had not already failed
+    is recorded as failed with `ErrorKind.TOKEN_COUNT`."""
+    n = len(ex.chunk_ns)
+    must_tokenize = ex.chunk_tokens is None and ex.completion_tokens != n and n > 0
     try:
-        if remote and ex.chunk_text and ex.chunk_tokens is None:
+        if tokenizer is not None and must_tokenize:
             return await asyncio.to_thread(count_chunk_tokens, ex, tokenizer)
         return count_chunk_tokens(ex, tokenizer)
     except (OSError, ValueError, KeyError, TypeError) as exc:

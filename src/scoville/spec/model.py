@@ -50,7 +50,15 @@ class TargetSpec(_Frozen):
     )
     ignore_eos: bool = Field(True, description="Ask the server to ignore EOS so OSL is exact.")
     request_timeout_s: float = Field(
-        600.0, gt=0, description="Give up on a request after this many seconds without a byte."
+        600.0,
+        gt=0,
+        description="Give up on a request after this many seconds without a byte, or "
+        "without its complete answer.",
+    )
+    fresh_connections: bool = Field(
+        False,
+        description="Open a new connection for every request instead of reusing keep-alive "
+        "connections (TTFT excludes connection set-up either way; `connect` reports it).",
     )
 
 
