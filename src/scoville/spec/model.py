@@ -52,8 +52,7 @@ class TargetSpec(_Frozen):
     request_timeout_s: float = Field(
         600.0,
         gt=0,
-        description="Give up on a request after this many seconds without a byte, or "
-        "without its complete answer.",
+        description="Give up on a request not answered completely within this many seconds.",
     )
     fresh_connections: bool = Field(
         False,
