@@ -153,35 +153,16 @@ async def _generate(request: web.Request) -> web.StreamResponse:
     refused = await _refuse(fault, request)
     if refused is not None:
         return refused
-    sched, chat = state.schedule, request.path.endswith("chat/completions")
+    chat = request.path.endswith("chat/completions")
     n_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await resp.prepare(request)
     out = _Writer(resp, fault)
-    loop = asyncio.get_running_loop()
-    t0 = loop.time()
-    emit_ns: list[int] = []
-    n_frames = -(-n_tokens // sched.tokens_per_chunk)
-    for i in range(n_frames):
-        if fault.startswith("cut:") and i == int(fault[4:]):
-            request.transport.close() if request.transport else None
-            return resp
-        if fault.startswith("malformed:") and i == int(fault[10:]):
-            await resp.write(b"data: {not json\n\n")
-        if fault.startswith("stall:") and i == n_frames // 2:
-            t0 += float(fault[6:])
-        await asyncio.sleep(max(0.0, t0 + sched.ttft_s + i * sched.itl_s - loop.time()))
-        k = min(sched.tokens_per_chunk, n_tokens - i * sched.tokens_per_chunk)
-        emit_ns.append(time.monotonic_ns())
-        choice = _choice(chat, _token_text(fault, i, k), None)
-        await out.event(
-            _json({"object": "text_completion", "model": sched.model, "choices": [choice]})
-        )
-    last = {
-        "object": "text_completion",
-        "model": sched.model,
-        "choices": [_choice(chat, "", "length")],
-    }
+    emit_ns = await _tokens(request, out, n_tokens, chat)
+    if emit_ns is None:  # the stream was cut
+        return resp
+    model = state.schedule.model
+    last = {"object": "text_completion", "model": model, "choices": [_choice(chat, "", "length")]}
     await out.event(_json({**last, "usage": _usage(state, body, n_tokens, fault)}))
     done_ns = time.monotonic_ns()
     await out.event(b"[DONE]")
@@ -189,6 +170,32 @@ async def _generate(request: web.Request) -> web.StreamResponse:
     if user:
         state.truth[str(user)] = {"arrived_ns": arrived_ns, "emit_ns": emit_ns, "done_ns": done_ns}
     return resp
+
+
+async def _tokens(
+    request: web.Request, out: _Writer, n_tokens: int, chat: bool
+) -> list[int] | None:
+    """Stream the token frames on schedule; their write times, or None if the fault cut."""
+    sched, fault = request.app[STATE].schedule, out.fault
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    emit_ns: list[int] = []
+    n_frames = -(-n_tokens // sched.tokens_per_chunk)
+    for i in range(n_frames):
+        if fault.startswith("cut:") and i == int(fault[4:]):
+            request.transport.close() if request.transport else None
+            return None
+        if fault.startswith("malformed:") and i == int(fault[10:]):
+            await out.resp.write(b"data: {not json\n\n")
+        if fault.startswith("stall:") and i == n_frames // 2:
+            t0 += float(fault[6:])
+        await asyncio.sleep(max(0.0, t0 + sched.ttft_s + i * sched.itl_s - loop.time()))
+        k = min(sched.tokens_per_chunk, n_tokens - i * sched.tokens_per_chunk)
+        emit_ns.append(time.monotonic_ns())
+        choice = _choice(chat, _token_text(fault, i, k), None)
+        frame = {"object": "text_completion", "model": sched.model, "choices": [choice]}
+        await out.event(_json(frame))
+    return emit_ns
 
 
 def _seen_connection(state: _State, request: web.Request) -> bool:
