@@ -141,11 +141,31 @@ async def test_keep_alive_reuse_and_the_stale_connection_retry() -> None:
     assert connects[1:] == [0.0, 0.0, 0.0]  # one connection carried all four
     fresh = await _run(FAST, reqs, concurrency=1, fresh_connections=True)
     assert all((r.connect_ms or 0) > 0 and r.retries == 0 for r in fresh.values())
-    # A server that drops every reused connection unanswered: each request after the first
-    # fails on its pooled connection before any byte came back, and is sent once more.
+    # A server that drops every reused connection unanswered: a request on a pooled
+    # connection fails before any byte came back and is sent once more on a connection of
+    # its own (not pooled), so the next request opens a new pooled one: 0, 1, 0, 1.
     once = Schedule(ttft_s=0.003, itl_s=0.001, one_request_per_connection=True)
     dropped = await _run(once, reqs, concurrency=1)
     assert all(r.ok for r in dropped.values())
-    assert [dropped[f"m{i}"].retries for i in range(4)] == [0, 1, 1, 1]
+    assert [dropped[f"m{i}"].retries for i in range(4)] == [0, 1, 0, 1]
     for r in dropped.values():
         assert r.send_ns is not None and r.send_ns <= r.start_ns < r.chunk_ns[0]
+
+
+async def test_the_retry_never_takes_another_stale_pooled_connection() -> None:
+    """Four connections pooled by a first wave, all dropped by the server when reused: each
+    later request fails once on a pooled one and succeeds on a connection of its own."""
+    once = Schedule(ttft_s=0.003, itl_s=0.001, one_request_per_connection=True)
+    sink = MemorySink()
+    async with ReferenceServer(once) as url:
+        clock = MonotonicClock()
+        server = OpenAIStreamingServer(url, "reference", clock)
+        try:
+            wave = PointPlan("c4", "concurrency", 4, [], [_req(i) for i in range(4)], 4)
+            await run_point(server, clock, wave, sink)
+            later = PointPlan("c1", "concurrency", 1, [], [_req(i) for i in range(4, 7)], 1)
+            await run_point(server, clock, later, sink)
+        finally:
+            await server.close()
+    assert [r.error for r in sink.records] == [None] * 7, [r.error_detail for r in sink.records]
+    assert [r.retries for r in sink.records[4:]] == [1, 1, 1]

@@ -163,9 +163,9 @@ class OpenAIStreamingServer:
 
     Connections are kept alive and reused where the server allows it; a request that fails
     on a reused connection before any byte of its response arrived (the server had closed
-    the idle connection) is sent again once on a new one. `fresh_connections=True` opens a
-    new connection for every request instead. `request_timeout_s` bounds the whole request
-    (and so any silence within it)."""
+    the idle connection) is sent again once, on a connection opened for it.
+    `fresh_connections=True` opens a new connection for every request instead.
+    `request_timeout_s` bounds the whole request (and so any silence within it)."""
 
     def __init__(
         self,
@@ -187,21 +187,30 @@ class OpenAIStreamingServer:
         # total deadline below (the same length) bounds any silence anyway.
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=None)
         self._session: aiohttp.ClientSession | None = None
+        self._retry_session: aiohttp.ClientSession | None = None
 
     def _url(self, req: GenerateRequest) -> str:
         path = "/v1/chat/completions" if req.api == "chat" else "/v1/completions"
         return self.base_url + path
 
+    def _new_session(self, force_close: bool) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, force_close=force_close),
+            timeout=self._timeout,
+            headers=self._headers,
+            trace_configs=[trace_config()],
+        )
+
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            connector = aiohttp.TCPConnector(limit=0, force_close=self.fresh_connections)
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                timeout=self._timeout,
-                headers=self._headers,
-                trace_configs=[trace_config()],
-            )
+            self._session = self._new_session(self.fresh_connections)
         return self._session
+
+    def _fresh_session(self) -> aiohttp.ClientSession:
+        """Connections that are never pooled, for the retry after a stale one."""
+        if self._retry_session is None:
+            self._retry_session = self._new_session(force_close=True)
+        return self._retry_session
 
     async def generate(
         self, request: GenerateRequest, on_chunk: ChunkCallback | None = None
@@ -228,8 +237,10 @@ class OpenAIStreamingServer:
         headers = {"Content-Type": "application/json"}
         while True:
             wire = WireTiming(now_ns=self.clock.now_ns)
+            # The retry goes on a new connection: the other pooled ones may be stale too.
+            session = self._fresh_session() if ex.retries else self.session()
             try:
-                resp = await self.session().post(
+                resp = await session.post(
                     self._url(request), data=body, headers=headers, trace_request_ctx=wire
                 )
             except _STALE:
@@ -298,9 +309,10 @@ class OpenAIStreamingServer:
         ex.error_detail = redact(ex.error_detail, self._api_key)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in (self._session, self._retry_session):
+            if session is not None:
+                await session.close()
+        self._session = self._retry_session = None
 
 
 def _not_a_stream(resp: aiohttp.ClientResponse) -> bool:
