@@ -61,6 +61,12 @@ def reference_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def wire_url() -> Iterator[str]:
+    """Reference server of the wire test: first token after 40 ms, then one every 8 ms."""
+    yield from _serving(40.0, 8.0)
+
+
+@pytest.fixture(scope="session")
 def cutting_url() -> Iterator[str]:
     """Reference server that cuts every stream after 3 frames (a 1-token probe passes)."""
     yield from _serving(2.0, 2.0, fault="cut:3")

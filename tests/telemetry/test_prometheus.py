@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scoville.telemetry.prometheus import extract_canonical, parse_exposition
+from scoville.telemetry.scrape_process import ScraperProcess
 from scoville.telemetry.scraper import MetricsScraper, ServerMetricsSeries, summarize_window
 
 DATA = Path(__file__).parent / "data"
@@ -129,6 +131,27 @@ async def test_scraper_against_loopback_server_records_series_and_errors() -> No
     assert "vllm:e2e_request_latency_seconds_bucket" in series.exposed
     d = series.to_json_dict()
     assert d["values"]["running_requests"][1] == 15.0
+
+
+async def test_scraper_process_gives_the_same_series_from_a_child() -> None:
+    body = (DATA / "vllm_metrics_1.txt").read_text()
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(text=body)
+
+    runner, url = await _serve(handler)
+    try:
+        scraper = ScraperProcess(url, interval_s=0.05)
+        t0 = time.monotonic_ns()
+        await scraper.start()
+        await asyncio.sleep(0.2)
+        series = await scraper.stop()
+    finally:
+        await runner.cleanup()
+    assert not series.errors and len(series.t_ns) >= 2
+    assert t0 < series.t_ns[0] and series.t_ns == sorted(series.t_ns)  # one monotonic clock
+    assert series.values["generation_tokens_total"][0] == 1500.0
+    assert "vllm:e2e_request_latency_seconds_bucket" in series.exposed
 
 
 @pytest.mark.embedded

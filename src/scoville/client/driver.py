@@ -42,6 +42,10 @@ OnRecord = Callable[[RequestRecord], None]
 SendOne = Callable[[GenerateRequest, Phase, int | None], Awaitable[None]]
 
 
+# Output tokens per frame, and where the counts came from.
+Counted = tuple[tuple[int, ...], TokenSource]
+
+
 def count_chunk_tokens(
     ex: Exchange, tokenizer: Tokenizer | None
 ) -> tuple[tuple[int, ...], TokenSource]:
@@ -49,6 +53,8 @@ def count_chunk_tokens(
 
     Servers that stream one token per frame report `completion_tokens == frames`; then each
     frame is one token. Otherwise frames are counted with the local tokenizer (at least 1).
+    A server count far from the local one (outside [local/2 - 2, 2 local + 2]) is not
+    believed: the local count stands and `ex.usage_issue` flags the request.
     """
     n = len(ex.chunk_ns)
     if ex.chunk_tokens is not None:
@@ -57,8 +63,38 @@ def count_chunk_tokens(
         return (1,) * n, "usage"
     if tokenizer is not None:
         counts = tuple(max(1, len(tokenizer.encode(t))) for t in ex.chunk_text)
-        return counts, "usage" if ex.completion_tokens is not None else "local"
+        if ex.completion_tokens is None:
+            return counts, "local"
+        local = sum(counts)
+        if not local / 2 - 2 <= ex.completion_tokens <= 2 * local + 2:
+            ex.usage_issue = (
+                f"usage.completion_tokens {ex.completion_tokens} vs {local} counted locally"
+            )
+            ex.completion_tokens = None
+            return counts, "local"
+        return counts, "usage"
     return (1,) * n, "usage" if ex.completion_tokens is not None else "none"
+
+
+async def count_off_loop(ex: Exchange, tokenizer: Tokenizer | None) -> Counted:
+    """`count_chunk_tokens` off the event loop whenever the tokenizer must run (the server's
+    /tokenize is a blocking HTTP call; a local tokenizer costs tens of microseconds a frame,
+    which would delay every other stream's stamps), and never raising: when the tokenizer
+    fails (the server died), frames count 1 each and a request that had not already failed
+    is recorded as failed with `ErrorKind.TOKEN_COUNT`."""
+    n = len(ex.chunk_ns)
+    must_tokenize = ex.chunk_tokens is None and ex.completion_tokens != n and n > 0
+    try:
+        if tokenizer is not None and must_tokenize:
+            return await asyncio.to_thread(count_chunk_tokens, ex, tokenizer)
+        return count_chunk_tokens(ex, tokenizer)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        why = f"output not counted: tokenizer failed ({type(exc).__name__}: {exc})"[:300]
+        if ex.error is None:
+            ex.error, ex.error_detail = ErrorKind.TOKEN_COUNT, why
+        else:
+            ex.error_detail = f"{ex.error_detail}; {why}"
+        return (1,) * len(ex.chunk_ns), "none"
 
 
 def to_record(
@@ -66,13 +102,15 @@ def to_record(
     req: GenerateRequest,
     point_id: str,
     phase: Phase,
-    tokenizer: Tokenizer | None,
+    counted: Counted,
     scheduled_ns: int | None = None,
     worker: str = "0",
     tags: dict[str, Any] | None = None,
 ) -> RequestRecord:
-    """The facts of one exchange as a `RequestRecord` (`tags`: session/turn labels)."""
-    chunk_tokens, source = count_chunk_tokens(ex, tokenizer)
+    """The facts of one exchange as a `RequestRecord` (`counted`: the output tokens per frame
+    and their source, from `count_off_loop` or `count_chunk_tokens`; `tags`: session/turn
+    labels)."""
+    chunk_tokens, source = counted
     out = ex.completion_tokens if ex.completion_tokens is not None else sum(chunk_tokens)
     return RequestRecord(
         request_id=req.request_id,
@@ -88,6 +126,7 @@ def to_record(
         expected_output_tokens=req.max_tokens,
         cached_tokens=ex.cached_tokens,
         token_source=source,
+        usage_issue=ex.usage_issue,
         scheduled_ns=scheduled_ns,
         error=ex.error,
         error_detail=ex.error_detail,
@@ -95,6 +134,9 @@ def to_record(
         finish_reason=ex.finish_reason,
         worker=worker,
         tags=tags or {},
+        send_ns=ex.send_ns,
+        connect_ms=ex.connect_ms,
+        retries=ex.retries,
     )
 
 
@@ -117,8 +159,9 @@ class WindowTracker:
         if record.phase != "measure":
             return
         self.sent += 1
-        if self.start_ns is None or record.start_ns < self.start_ns:
-            self.start_ns = record.start_ns
+        sent_ns = record.send_ns if record.send_ns is not None else record.start_ns
+        if self.start_ns is None or sent_ns < self.start_ns:
+            self.start_ns = sent_ns
         self.end_ns = max(self.end_ns, record.end_ns)
 
     def partial(self, plan: PointPlan, now_ns: int) -> PointWindow:
@@ -162,9 +205,16 @@ async def run_point(
             ex = await server.generate(req)
         except asyncio.CancelledError:  # the run is stopping: the request still gets a record
             ex = cancelled_exchange(start_ns, clock.now_ns())
-            _keep(to_record(ex, req, plan.point_id, phase, tokenizer, scheduled_ns, worker))
+            uncounted: Counted = ((1,) * len(ex.chunk_ns), "none")
+            _keep(to_record(ex, req, plan.point_id, phase, uncounted, scheduled_ns, worker))
             raise
-        _keep(to_record(ex, req, plan.point_id, phase, tokenizer, scheduled_ns, worker))
+        try:
+            counted = await count_off_loop(ex, tokenizer)
+        except asyncio.CancelledError:  # stopping while counting: frames count one each
+            uncounted = ((1,) * len(ex.chunk_ns), "none")
+            _keep(to_record(ex, req, plan.point_id, phase, uncounted, scheduled_ns, worker))
+            raise
+        _keep(to_record(ex, req, plan.point_id, phase, counted, scheduled_ns, worker))
 
     def _keep(record: RequestRecord) -> None:
         window.add(record)

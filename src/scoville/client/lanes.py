@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from scoville.client.driver import cancelled_exchange, to_record
+from scoville.client.driver import cancelled_exchange, count_chunk_tokens, to_record
 from scoville.client.seam import Api, Clock, Exchange, GenerateRequest, Server
 from scoville.records.model import ErrorKind, Phase, PointWindow
 from scoville.records.sink import Sink
@@ -318,13 +318,29 @@ class LaneDriver:
         except asyncio.CancelledError:  # the replay is stopping: the request keeps a record
             ex = cancelled_exchange(start_ns, self.clock.now_ns())
             self.sink.write(
-                to_record(ex, req, self.cfg.pid, phase, self.tokenizer, scheduled_ns, tags=tags)
+                to_record(
+                    ex,
+                    req,
+                    self.cfg.pid,
+                    phase,
+                    count_chunk_tokens(ex, self.tokenizer),
+                    scheduled_ns,
+                    tags=tags,
+                )
             )
             raise
         finally:
             st.in_flight -= 1
         self.sink.write(
-            to_record(ex, req, self.cfg.pid, phase, self.tokenizer, scheduled_ns, tags=tags)
+            to_record(
+                ex,
+                req,
+                self.cfg.pid,
+                phase,
+                count_chunk_tokens(ex, self.tokenizer),
+                scheduled_ns,
+                tags=tags,
+            )
         )
         if phase == "measure":
             tree.sent += 1

@@ -1,19 +1,23 @@
 """The OpenAI-compatible streaming transport (aiohttp): one `Server` for every real endpoint.
 
 Hot loop: each block of bytes read from the socket is stamped with the clock *before* it is
-parsed; the SSE frames it holds share that arrival time. Frames are kept raw and parsed after
-the stream ends, so parsing never delays the stamping of other streams.
+framed; the SSE frames it completes share that arrival time. Frames are kept raw and parsed
+after the stream ends, so JSON parsing never delays the stamping of other streams. TTFT and
+E2E start when the request's last byte was written (see `client/wire.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
 from scoville.client.seam import ChunkCallback, Clock, Exchange, GenerateRequest
+from scoville.client.sse import SSEParser
+from scoville.client.wire import WireTiming, redact, trace_config
 from scoville.records.model import ErrorKind
 
 try:  # orjson is 3-5x faster on the small frames of an SSE stream; json is the fallback.
@@ -61,6 +65,41 @@ def _frame_text(obj: dict[str, Any]) -> str:
     )
 
 
+def _usage_count(usage: dict[str, Any], key: str, ex: Exchange) -> int | None:
+    """usage[key] when it is a non-negative integer; else None and `ex.usage_issue` says why."""
+    value = usage.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        ex.usage_issue = f"usage.{key} is not a non-negative integer: {value!r:.40}"
+        return None
+    return value
+
+
+def _take_usage(usage: dict[str, Any], ex: Exchange) -> None:
+    ex.prompt_tokens = _usage_count(usage, "prompt_tokens", ex)
+    ex.completion_tokens = _usage_count(usage, "completion_tokens", ex)
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict):
+        ex.cached_tokens = _usage_count(details, "cached_tokens", ex)
+
+
+def check_usage(ex: Exchange, max_tokens: int) -> None:
+    """Distrust a completion count no server could have produced: more than `max_tokens`,
+    or fewer tokens than output-bearing frames. The count is dropped (the driver counts the
+    text itself) and `usage_issue` flags the request."""
+    n = ex.completion_tokens
+    if n is None:
+        return
+    if n > max_tokens:
+        ex.usage_issue = f"usage.completion_tokens {n} exceeds max_tokens {max_tokens}"
+    elif n < len(ex.chunk_ns):
+        ex.usage_issue = f"usage.completion_tokens {n} < {len(ex.chunk_ns)} output frames"
+    else:
+        return
+    ex.completion_tokens = None
+
+
 def parse_frames(frames: list[tuple[int, bytes]], ex: Exchange) -> bool:
     """Fill `ex` from raw `data:` payloads; True if the stream was properly terminated."""
     done = False
@@ -89,23 +128,9 @@ def parse_frames(frames: list[tuple[int, bytes]], ex: Exchange) -> bool:
         if choices and choices[0].get("finish_reason"):
             ex.finish_reason = str(choices[0]["finish_reason"])
         usage = obj.get("usage")
-        if usage:
-            ex.prompt_tokens = usage.get("prompt_tokens")
-            ex.completion_tokens = usage.get("completion_tokens")
-            details = usage.get("prompt_tokens_details") or {}
-            if details.get("cached_tokens") is not None:
-                ex.cached_tokens = int(details["cached_tokens"])
+        if isinstance(usage, dict) and usage:
+            _take_usage(usage, ex)
     return done
-
-
-def split_sse(buffer: bytes, t_ns: int, frames: list[tuple[int, bytes]]) -> bytes:
-    """Append complete `data:` payloads in `buffer` to `frames`; return the unfinished tail."""
-    *events, tail = buffer.split(b"\n\n")
-    for event in events:
-        for line in event.split(b"\n"):
-            if line.startswith(b"data:"):
-                frames.append((t_ns, line[5:].strip()))
-    return tail
 
 
 def _http_error(status: int, body: str) -> ErrorKind:
@@ -118,8 +143,29 @@ def _http_error(status: int, body: str) -> ErrorKind:
     return ErrorKind.HTTP_4XX
 
 
+_STALE = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
+_FAILURES = (aiohttp.ClientError, OSError, TimeoutError, ValueError)
+
+
+@dataclass(slots=True)
+class _Stream:
+    """One exchange in progress: the SSE parser and the stamps the transport keeps."""
+
+    on_chunk: ChunkCallback | None
+    parser: SSEParser = field(default_factory=SSEParser)
+    last_frame_ns: int = 0
+    done: bool = False
+    deadline: asyncio.Timeout | None = None
+
+
 class OpenAIStreamingServer:
-    """A `Server` over HTTP: streams /v1/completions or /v1/chat/completions with aiohttp."""
+    """A `Server` over HTTP: streams /v1/completions or /v1/chat/completions with aiohttp.
+
+    Connections are kept alive and reused where the server allows it; a request that fails
+    on a reused connection before any byte of its response arrived (the server had closed
+    the idle connection) is sent again once, on a connection opened for it.
+    `fresh_connections=True` opens a new connection for every request instead.
+    `request_timeout_s` bounds the whole request (and so any silence within it)."""
 
     def __init__(
         self,
@@ -128,87 +174,158 @@ class OpenAIStreamingServer:
         clock: Clock,
         api_key: str | None = None,
         request_timeout_s: float = 600.0,
+        fresh_connections: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.clock = clock
+        self.fresh_connections = fresh_connections
+        self._api_key = api_key
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=30, sock_read=request_timeout_s
-        )
+        self._deadline_s = request_timeout_s
+        # No per-read timer: re-arming it on every block costs CPU on the hot path, and the
+        # total deadline below (the same length) bounds any silence anyway.
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=None)
         self._session: aiohttp.ClientSession | None = None
+        self._retry_session: aiohttp.ClientSession | None = None
 
     def _url(self, req: GenerateRequest) -> str:
         path = "/v1/chat/completions" if req.api == "chat" else "/v1/completions"
         return self.base_url + path
 
+    def _new_session(self, force_close: bool) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, force_close=force_close),
+            timeout=self._timeout,
+            headers=self._headers,
+            trace_configs=[trace_config()],
+        )
+
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            connector = aiohttp.TCPConnector(limit=0, force_close=True)
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, headers=self._headers
-            )
+            self._session = self._new_session(self.fresh_connections)
         return self._session
 
-    async def generate(  # noqa: C901  (split when the transport is reworked)
+    def _fresh_session(self) -> aiohttp.ClientSession:
+        """Connections that are never pooled, for the retry after a stale one."""
+        if self._retry_session is None:
+            self._retry_session = self._new_session(force_close=True)
+        return self._retry_session
+
+    async def generate(
         self, request: GenerateRequest, on_chunk: ChunkCallback | None = None
     ) -> Exchange:
         body = json.dumps(request_body(request, self.model)).encode()
-        ex = Exchange(start_ns=self.clock.now_ns())
-        frames: list[tuple[int, bytes]] = []
-        done = False
-        last_frame_ns = 0
+        send_ns = self.clock.now_ns()
+        ex = Exchange(start_ns=send_ns, send_ns=send_ns)
+        st = _Stream(on_chunk)
         try:
-            async with self.session().post(
-                self._url(request), data=body, headers={"Content-Type": "application/json"}
-            ) as resp:
-                ex.http_status = resp.status
-                if resp.status >= 400:
-                    text = (await resp.text())[:500]
-                    ex.error, ex.error_detail = _http_error(resp.status, text), text
-                    ex.end_ns = self.clock.now_ns()
-                    return ex
-                tail = b""
-                read = resp.content.readany
-                while block := await read():
-                    t_ns = self.clock.now_ns()  # stamped before any parsing
-                    n_before = len(frames)
-                    tail = split_sse(tail + block, t_ns, frames)
-                    if len(frames) > n_before:
-                        last_frame_ns = t_ns
-                    if on_chunk is not None:
-                        for _t, payload in frames[n_before:]:
-                            on_chunk(t_ns, payload.decode("utf-8", "replace"))
-                done = parse_frames(frames, ex)
+            async with asyncio.timeout(self._deadline_s) as st.deadline:
+                await self._exchange(request, body, ex, st)
         except asyncio.CancelledError:
             ex.error, ex.error_detail = ErrorKind.CANCELLED, "run stopped"
-            parse_frames(frames, ex)
+            self._finish(ex, st, request)
             raise
-        except (aiohttp.ClientConnectorError, ConnectionRefusedError) as exc:
-            ex.error, ex.error_detail = ErrorKind.CONNECT, str(exc)
-        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
-            ex.error, ex.error_detail = ErrorKind.TIMEOUT, str(exc) or "read timeout"
-            parse_frames(frames, ex)
-        except (
-            aiohttp.ClientPayloadError,
-            aiohttp.ServerDisconnectedError,
-            aiohttp.ClientOSError,
-        ) as exc:
-            ex.error, ex.error_detail = ErrorKind.STREAM_CUT, str(exc) or type(exc).__name__
-            parse_frames(frames, ex)
-        except aiohttp.ClientError as exc:
-            ex.error, ex.error_detail = ErrorKind.CLIENT, f"{type(exc).__name__}: {exc}"
-        finally:
-            # E2E ends at the final frame ([DONE] or the finish frame), not at socket close.
-            ex.end_ns = last_frame_ns if (done and last_frame_ns) else self.clock.now_ns()
-        if ex.error is None:
-            if not done and ex.finish_reason is None:
-                ex.error, ex.error_detail = ErrorKind.STREAM_CUT, "stream ended before [DONE]"
-            elif not ex.chunk_ns:
-                ex.error, ex.error_detail = ErrorKind.EMPTY, "no output token in the stream"
+        except _FAILURES as exc:  # every failure becomes a typed record, never a crash
+            ex.error, ex.error_detail = self._failure(exc, st)
+        self._finish(ex, st, request)
         return ex
 
+    async def _exchange(
+        self, request: GenerateRequest, body: bytes, ex: Exchange, st: _Stream
+    ) -> None:
+        headers = {"Content-Type": "application/json"}
+        while True:
+            wire = WireTiming(now_ns=self.clock.now_ns)
+            # The retry goes on a new connection: the other pooled ones may be stale too.
+            session = self._fresh_session() if ex.retries else self.session()
+            try:
+                resp = await session.post(
+                    self._url(request), data=body, headers=headers, trace_request_ctx=wire
+                )
+            except _STALE:
+                if not wire.reused or ex.retries:
+                    raise
+                ex.retries += 1  # the server had closed an idle pooled connection
+                continue
+            break
+        ex.start_ns = wire.written_ns or ex.start_ns
+        ex.connect_ms = wire.connect_ms
+        async with resp:
+            ex.http_status = resp.status
+            if resp.status >= 400 or _not_a_stream(resp):
+                await self._refused(resp, ex)
+                return
+            await self._read(resp, st)
+
+    async def _read(self, resp: aiohttp.ClientResponse, st: _Stream) -> None:
+        parser, now_ns, on_chunk = st.parser, self.clock.now_ns, st.on_chunk
+        read = resp.content.readany
+        while block := await read():
+            t_ns = now_ns()  # stamped before any parsing
+            n_before = len(parser.frames)
+            parser.feed(block, t_ns)
+            if len(parser.frames) > n_before:
+                st.last_frame_ns = t_ns
+                if on_chunk is not None:
+                    for _t, payload in parser.frames[n_before:]:
+                        on_chunk(t_ns, payload.decode("utf-8", "replace"))
+
+    async def _refused(self, resp: aiohttp.ClientResponse, ex: Exchange) -> None:
+        """An HTTP error, or a 200 that is not an event stream: the body says why."""
+        text = (await resp.text(errors="replace"))[:500]
+        ex.end_ns = self.clock.now_ns()
+        if resp.status < 400:
+            ctype = resp.headers.get("Content-Type", "?")
+            ex.error = ErrorKind.MALFORMED
+            ex.error_detail = f"HTTP {resp.status} answered {ctype}, not an event stream: {text}"
+            return
+        ex.error, ex.error_detail = _http_error(resp.status, text), text
+        retry_after = resp.headers.get("Retry-After")
+        if retry_after is not None:
+            ex.error_detail = f"Retry-After: {retry_after[:40]}; {text}"
+
+    def _failure(self, exc: BaseException, st: _Stream) -> tuple[ErrorKind, str]:
+        if isinstance(exc, TimeoutError) and st.deadline is not None and st.deadline.expired():
+            return ErrorKind.TIMEOUT, f"no complete answer within {self._deadline_s:g} s"
+        if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):
+            return ErrorKind.CONNECT, str(exc)
+        if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
+            return ErrorKind.TIMEOUT, str(exc) or type(exc).__name__
+        if isinstance(exc, (aiohttp.ClientPayloadError, *_STALE)):
+            return ErrorKind.STREAM_CUT, str(exc) or type(exc).__name__
+        return ErrorKind.CLIENT, f"{type(exc).__name__}: {exc}"
+
+    def _finish(self, ex: Exchange, st: _Stream, request: GenerateRequest) -> None:
+        """Parse the frames, set the end stamp and the error the stream itself shows."""
+        if ex.end_ns == 0:
+            st.done = parse_frames(st.parser.frames, ex)
+            # E2E ends at the final frame ([DONE] or the finish frame), not at socket close.
+            last = st.last_frame_ns
+            ex.end_ns = last if (st.done and last) else self.clock.now_ns()
+            check_usage(ex, request.max_tokens)
+        if ex.error is None:
+            ex.error, ex.error_detail = _stream_error(ex, st)
+        ex.error_detail = redact(ex.error_detail, self._api_key)
+
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in (self._session, self._retry_session):
+            if session is not None:
+                await session.close()
+        self._session = self._retry_session = None
+
+
+def _not_a_stream(resp: aiohttp.ClientResponse) -> bool:
+    ctype = resp.headers.get("Content-Type", "")
+    return "json" in ctype or "html" in ctype
+
+
+def _stream_error(ex: Exchange, st: _Stream) -> tuple[ErrorKind | None, str]:
+    parser = st.parser
+    if not parser.frames and parser.stray_lines:
+        return ErrorKind.MALFORMED, f"no data: field in the stream: {parser.stray_sample!r}"
+    if not st.done and ex.finish_reason is None:
+        return ErrorKind.STREAM_CUT, "stream ended before [DONE]"
+    if not ex.chunk_ns:
+        return ErrorKind.EMPTY, "no output token in the stream"
+    return None, ex.error_detail

@@ -76,14 +76,21 @@ class GenerateRequest:
 class Exchange:
     """What came back, as facts. Built by a `Server`; turned into a record by the driver.
 
-    `chunk_ns[i]` is when the i-th output-bearing frame arrived (taken before parsing it);
-    `chunk_text[i]` its text. `chunk_tokens` is set when the server states per-frame token
-    counts (the twin does); else the driver counts them. Usage fields are the server's
-    `usage` object (None where not reported). On failure `error` is set and the chunks
-    received before the failure are kept.
+    `start_ns` is when the request's last byte was written (the TTFT/E2E anchor); `send_ns`
+    when the client began it (before pooling and connecting), `connect_ms` the connection
+    set-up (0.0 on a reused keep-alive connection, None where unknown). `chunk_ns[i]` is when
+    the i-th output-bearing frame arrived (taken before parsing it); `chunk_text[i]` its text.
+    `chunk_tokens` is set when the server states per-frame token counts (the twin does); else
+    the driver counts them. Usage fields are the server's `usage` object (None where not
+    reported or not believable: `usage_issue` then says why). On failure `error` is set and
+    the chunks received before the failure are kept.
     """
 
     start_ns: int
+    send_ns: int | None = None
+    connect_ms: float | None = None
+    retries: int = 0  # attempts repeated after a stale pooled connection
+    usage_issue: str = ""
     end_ns: int = 0
     chunk_ns: list[int] = field(default_factory=list)
     chunk_text: list[str] = field(default_factory=list)

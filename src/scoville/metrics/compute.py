@@ -213,6 +213,14 @@ def _latency_columns(lats: Sequence[RequestLatency]) -> dict[str, Any]:
     }
 
 
+def _connection_columns(ok: Sequence[RequestRecord]) -> dict[str, Any]:
+    """TTFT from the client's send (connection set-up included) and the set-up itself."""
+    return {
+        **stats([(r.chunk_ns[0] - r.send_ns) / NS for r in ok if r.send_ns], "ttft_from_send"),
+        **stats([r.connect_ms / 1e3 for r in ok if r.connect_ms is not None], "connect"),
+    }
+
+
 def summarize_point(
     records: Sequence[RequestRecord], window: PointWindow, declared: Declared
 ) -> SummaryRow:
@@ -229,6 +237,13 @@ def summarize_point(
     cached_in = sum(r.input_tokens for r in cached)
     n_cancelled = sum(1 for r in measured if r.error == ErrorKind.CANCELLED)
     reasons = invalid_reasons(len(ok), len(measured), window, declared.validity, n_cancelled)
+    usage_flagged = sum(1 for r in ok if r.usage_issue)
+    if usage_flagged:
+        reasons = (
+            *reasons,
+            f"usage: {usage_flagged} request(s) had server usage counts that failed the checks "
+            "(type, sign, max_tokens, frames, local count); records name each issue",
+        )
     return SummaryRow(
         point_id=window.point_id,
         mode=window.mode,
@@ -244,6 +259,8 @@ def summarize_point(
         window_s=window_s,
         errors=_error_counts(measured),
         **_latency_columns(lats),
+        **_connection_columns(ok),
+        usage_flagged=usage_flagged,
         **_throughputs(ok, window_s, declared),
         goodput_req_per_s=good / window_s if has_slo and window_s > 0 else None,
         input_mismatch=sum(

@@ -60,6 +60,16 @@ class SummaryRow:
     p90_ttft: float | None
     p99_ttft: float | None
     p999_ttft: float | None
+    mean_ttft_from_send: float | None
+    median_ttft_from_send: float | None
+    p90_ttft_from_send: float | None
+    p99_ttft_from_send: float | None
+    p999_ttft_from_send: float | None
+    mean_connect: float | None
+    median_connect: float | None
+    p90_connect: float | None
+    p99_connect: float | None
+    p999_connect: float | None
     mean_tpot: float | None
     median_tpot: float | None
     p90_tpot: float | None
@@ -105,6 +115,7 @@ class SummaryRow:
     input_tput_per_kw: float | None
     goodput_req_per_s: float | None
     input_mismatch: int
+    usage_flagged: int
     cache_hit_rate: float | None
     token_sources: tuple[str, ...]
     labels: Mapping[str, Any] = field(default_factory=dict)

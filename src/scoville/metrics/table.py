@@ -32,7 +32,8 @@ METRICS: tuple[MetricDef, ...] = (
         "s",
         "lower",
         "request",
-        "first output frame arrival - request send",
+        "first output frame arrival - request written (its last byte handed to the socket; "
+        "connection set-up excluded)",
         "median_ttft / p99_ttft",
         "ttft",
         "time_to_first_token",
@@ -42,10 +43,31 @@ METRICS: tuple[MetricDef, ...] = (
         "s",
         "lower",
         "request",
-        "end of stream ([DONE] or final frame) - request send",
+        "end of stream ([DONE] or final frame) - request written",
         "median_e2el",
         "e2el",
         "request_latency",
+    ),
+    MetricDef(
+        "ttft_from_send",
+        "s",
+        "lower",
+        "request",
+        "first output frame arrival - request begun (before a connection was taken or opened: "
+        "includes connection set-up and the client's own delay)",
+        "-",
+        "-",
+        "-",
+    ),
+    MetricDef(
+        "connect",
+        "s",
+        "lower",
+        "request",
+        "TCP connection set-up of the request (0 on a reused keep-alive connection)",
+        "-",
+        "-",
+        "-",
     ),
     MetricDef(
         "tpot",
@@ -229,6 +251,18 @@ METRICS: tuple[MetricDef, ...] = (
         "-",
         "duration",
         "benchmark_duration",
+    ),
+    MetricDef(
+        "usage_flagged",
+        "requests",
+        "lower",
+        "point",
+        "successful measured requests whose server usage was not believed (not a non-negative "
+        "integer, above max_tokens, below the frame count, or outside [local/2 - 2, "
+        "2 local + 2] of the local count); any makes the point invalid",
+        "-",
+        "-",
+        "-",
     ),
     MetricDef(
         "input_mismatch",

@@ -31,13 +31,14 @@ class ErrorKind(enum.StrEnum):
     CONTEXT_OVERFLOW = "context_overflow"  # prompt + max_tokens exceed the server's window
     CANCELLED = "cancelled"  # the run was stopped while the request was in flight
     CLIENT = "client"  # a bug or resource error on our side (recorded, never hidden)
+    TOKEN_COUNT = "token_count"  # the output could not be counted (server tokenizer failed)
 
 
 @dataclass(frozen=True, slots=True)
 class RequestRecord:
     """One request, as observed by the client.
 
-    Invariants: `start_ns <= chunk_ns[0] <= ... <= chunk_ns[-1] <= end_ns`;
+    Invariants: `send_ns <= start_ns <= chunk_ns[0] <= ... <= chunk_ns[-1] <= end_ns`;
     `len(chunk_tokens) == len(chunk_ns)`; a record with `error is None` has at least one chunk.
     `chunk_ns` holds the arrival time of every SSE frame that carried output text, taken before
     the frame was parsed. `chunk_tokens[i]` is the number of output tokens frame i carried
@@ -49,7 +50,7 @@ class RequestRecord:
     request_id: str
     point_id: str  # the sweep point this request belongs to, e.g. "c8" or "r2.5"
     phase: Phase
-    start_ns: int  # just before the request bytes were written
+    start_ns: int  # when the request's last byte was written (TTFT and E2E start here)
     end_ns: int  # when the stream ended (success) or the failure was seen
     chunk_ns: tuple[int, ...] = ()
     chunk_tokens: tuple[int, ...] = ()
@@ -59,12 +60,16 @@ class RequestRecord:
     expected_output_tokens: int = 0  # max_tokens asked for
     cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens, when reported
     token_source: TokenSource = "usage"
+    usage_issue: str = ""  # why the server's usage was not believed ("" = believed or absent)
     scheduled_ns: int | None = None  # intended send time (open loop, think time); None = ASAP
     error: ErrorKind | None = None
     error_detail: str = ""
     http_status: int | None = None
     finish_reason: str | None = None
     worker: str = "0"  # which client process/worker sent it
+    send_ns: int | None = None  # when the client began the request (before connecting)
+    connect_ms: float | None = None  # connection set-up; 0.0 = reused keep-alive connection
+    retries: int = 0  # sent again after a stale keep-alive connection
     tags: dict[str, Any] = field(default_factory=dict)  # session/turn ids and other labels
 
     @property

@@ -79,7 +79,12 @@ class TargetSpec(FrozenModel):
         600.0,
         gt=0,
         le=1_000_000,
-        description="Give up on a request after this many seconds without a byte.",
+        description="Give up on a request not answered completely within this many seconds.",
+    )
+    fresh_connections: bool = Field(
+        False,
+        description="Open a new connection for every request instead of reusing keep-alive "
+        "connections (TTFT excludes connection set-up either way; `connect` reports it).",
     )
 
 

@@ -41,6 +41,7 @@ class ServerTokenizer:
 
     Speaks both dialects: llama.cpp (`{"content": ...}` -> `{"tokens": [...]}`) and vLLM /
     SGLang (`{"model", "prompt"}` -> `{"tokens": [...]}`, detokenize -> `{"prompt": ...}`).
+    Each call is a blocking HTTP request: the driver calls it off the event loop.
     """
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
@@ -153,7 +154,14 @@ def open_http_target(spec: BenchmarkSpec, base_url: str, kind: str = "http") -> 
             "--tokenizer tiktoken:o200k_base so prompts can be made exactly ISL tokens long."
         )
     clock = MonotonicClock()
-    server = OpenAIStreamingServer(base_url, model, clock, key, spec.target.request_timeout_s)
+    server = OpenAIStreamingServer(
+        base_url,
+        model,
+        clock,
+        key,
+        spec.target.request_timeout_s,
+        fresh_connections=spec.target.fresh_connections,
+    )
     info["tokenizer"] = tokenizer.name
     return Target(
         server=server,

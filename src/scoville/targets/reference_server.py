@@ -5,8 +5,12 @@ frame `ttft_s` after the request arrived, then one frame every `itl_s` (each fra
 `tokens_per_chunk` tokens). It records the monotonic time at which each frame was written, so a
 test can compare what the client measured with what was really sent (the monotonic clock is
 system-wide on Linux: the times of two processes on one machine are comparable). Faults are
-asked per request with the body field `x_fault`: "500", "429", "cut:N" (close after N frames),
-"malformed:N" (a broken frame after N), "stall:S" (pause S seconds mid-stream).
+asked per request with the body field `x_fault` (or for all with `Schedule.fault`): "500",
+"429" (with Retry-After), "cut:N" (close after N frames), "malformed:N" (a broken frame after
+N), "stall:S" (pause S seconds mid-stream), "crlf" (CRLF line endings), "huge:N" (a first
+frame of N bytes), "usage:str|neg|x10" (a lying usage count), "trickle:MS" (one byte every MS
+ms), "hang" (never answer), "html" (an HTML 502 page), "echo" (a 401 echoing the request
+headers), "json200" (a non-stream 200), "nodata" (frames without `data:`).
 Run alone: `python -m scoville.targets.reference_server --port 8123 --ttft-ms 20 --itl-ms 10`.
 """
 
@@ -29,6 +33,8 @@ class Schedule:
     tokens_per_chunk: int = 1
     model: str = "reference"
     fault: str = ""  # applied to every request that names no `x_fault` of its own
+    tokenize_fault: str = ""  # "reset": /tokenize drops the connection (a server that died)
+    one_request_per_connection: bool = False  # drop a reused connection unanswered
 
 
 @dataclass
@@ -38,6 +44,7 @@ class _State:
     words: list[str] = field(default_factory=list)
     truth: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: int = 0
+    connections: set[Any] = field(default_factory=set)
 
     def encode(self, text: str) -> list[int]:
         ids = []
@@ -58,8 +65,8 @@ def _prompt_tokens(state: _State, body: dict[str, Any]) -> int:
     return len(str(body.get("prompt", "")).split())
 
 
-def _frame(obj: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+def _json(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj).encode()
 
 
 def _choice(chat: bool, text: str, finish: str | None) -> dict[str, Any]:
@@ -68,18 +75,108 @@ def _choice(chat: bool, text: str, finish: str | None) -> dict[str, Any]:
     return {"index": 0, "text": text, "finish_reason": finish}
 
 
+async def _refuse(fault: str, request: web.Request) -> web.StreamResponse | None:
+    """The faults that answer without a stream (None: stream as usual)."""
+    if fault in ("500", "429"):
+        headers = {"Retry-After": "2"} if fault == "429" else None
+        msg = {"error": {"message": f"injected {fault}"}}
+        return web.json_response(msg, status=int(fault), headers=headers)
+    if fault == "html":
+        page = "<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>"
+        return web.Response(status=502, text=page, content_type="text/html")
+    if fault == "echo":  # a proxy that echoes the request headers into its error
+        return web.json_response({"error": dict(request.headers)}, status=401)
+    if fault == "json200":
+        body = {"object": "text_completion", "choices": [{"index": 0, "text": "all at once"}]}
+        return web.json_response(body)
+    if fault == "hang":  # accept the request and never answer (until the client leaves)
+        while request.transport is not None and not request.transport.is_closing():
+            await asyncio.sleep(0.05)
+        return web.Response(status=204)
+    return None
+
+
+def _usage(state: _State, body: dict[str, Any], n_tokens: int, fault: str) -> dict[str, Any]:
+    completion: Any = n_tokens
+    if fault == "usage:str":
+        completion = str(n_tokens)
+    elif fault == "usage:neg":
+        completion = -665
+    elif fault == "usage:x10":
+        completion = n_tokens * 10
+    return {
+        "prompt_tokens": _prompt_tokens(state, body),
+        "completion_tokens": completion,
+        "total_tokens": _prompt_tokens(state, body) + n_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
+
+
+class _Writer:
+    """Writes frames in the stream's fault shape: CRLF or LF endings, with or without
+    `data:`, whole or one byte every `trickle_s`."""
+
+    def __init__(self, resp: web.StreamResponse, fault: str) -> None:
+        self.resp, self.fault = resp, fault
+        self.trickle_s = float(fault[8:]) / 1e3 if fault.startswith("trickle:") else 0.0
+
+    async def event(self, payload: bytes) -> None:
+        if self.fault == "crlf":
+            data = b"data: " + payload + b"\r\n\r\n"
+        elif self.fault == "nodata":
+            data = payload + b"\n\n"
+        else:
+            data = b"data: " + payload + b"\n\n"
+        if not self.trickle_s:
+            await self.resp.write(data)
+            return
+        for i in range(len(data)):
+            await self.resp.write(data[i : i + 1])
+            await asyncio.sleep(self.trickle_s)
+
+
+def _token_text(fault: str, i: int, k: int) -> str:
+    if fault.startswith("huge:") and i == 0:
+        return "x" * int(fault[5:])  # one frame of N bytes
+    return " tok" * k
+
+
 async def _generate(request: web.Request) -> web.StreamResponse:
     arrived_ns = time.monotonic_ns()
     state = request.app[STATE]
     state.requests += 1
+    if state.schedule.one_request_per_connection and _seen_connection(state, request):
+        request.transport.close() if request.transport else None  # the idle close, too late
+        return web.Response(status=204)
     body = await request.json()
     fault = str(body.get("x_fault", state.schedule.fault))
-    if fault in ("500", "429"):
-        return web.json_response({"error": {"message": f"injected {fault}"}}, status=int(fault))
-    sched, chat = state.schedule, request.path.endswith("chat/completions")
+    refused = await _refuse(fault, request)
+    if refused is not None:
+        return refused
+    chat = request.path.endswith("chat/completions")
     n_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await resp.prepare(request)
+    out = _Writer(resp, fault)
+    emit_ns = await _tokens(request, out, n_tokens, chat)
+    if emit_ns is None:  # the stream was cut
+        return resp
+    model = state.schedule.model
+    last = {"object": "text_completion", "model": model, "choices": [_choice(chat, "", "length")]}
+    await out.event(_json({**last, "usage": _usage(state, body, n_tokens, fault)}))
+    done_ns = time.monotonic_ns()
+    await out.event(b"[DONE]")
+    user = body.get("user")
+    if user:
+        state.truth[str(user)] = {"arrived_ns": arrived_ns, "emit_ns": emit_ns, "done_ns": done_ns}
+    return resp
+
+
+async def _tokens(
+    request: web.Request, out: _Writer, n_tokens: int, chat: bool
+) -> list[int] | None:
+    """Stream the token frames on schedule; their write times, or None if the fault cut."""
+    sched, fault = request.app[STATE].schedule, out.fault
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     emit_ns: list[int] = []
@@ -87,45 +184,27 @@ async def _generate(request: web.Request) -> web.StreamResponse:
     for i in range(n_frames):
         if fault.startswith("cut:") and i == int(fault[4:]):
             request.transport.close() if request.transport else None
-            return resp
+            return None
         if fault.startswith("malformed:") and i == int(fault[10:]):
-            await resp.write(b"data: {not json\n\n")
+            await out.resp.write(b"data: {not json\n\n")
         if fault.startswith("stall:") and i == n_frames // 2:
             t0 += float(fault[6:])
         await asyncio.sleep(max(0.0, t0 + sched.ttft_s + i * sched.itl_s - loop.time()))
         k = min(sched.tokens_per_chunk, n_tokens - i * sched.tokens_per_chunk)
         emit_ns.append(time.monotonic_ns())
-        await resp.write(
-            _frame(
-                {
-                    "object": "text_completion",
-                    "model": sched.model,
-                    "choices": [_choice(chat, " tok" * k, None)],
-                }
-            )
-        )
-    usage = {
-        "prompt_tokens": _prompt_tokens(state, body),
-        "completion_tokens": n_tokens,
-        "total_tokens": _prompt_tokens(state, body) + n_tokens,
-        "prompt_tokens_details": {"cached_tokens": 0},
-    }
-    await resp.write(
-        _frame(
-            {
-                "object": "text_completion",
-                "model": sched.model,
-                "choices": [_choice(chat, "", "length")],
-                "usage": usage,
-            }
-        )
-    )
-    done_ns = time.monotonic_ns()
-    await resp.write(b"data: [DONE]\n\n")
-    user = body.get("user")
-    if user:
-        state.truth[str(user)] = {"arrived_ns": arrived_ns, "emit_ns": emit_ns, "done_ns": done_ns}
-    return resp
+        choice = _choice(chat, _token_text(fault, i, k), None)
+        frame = {"object": "text_completion", "model": sched.model, "choices": [choice]}
+        await out.event(_json(frame))
+    return emit_ns
+
+
+def _seen_connection(state: _State, request: web.Request) -> bool:
+    """True when this connection already carried a request (keyed by the client's port)."""
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    if peer in state.connections:
+        return True
+    state.connections.add(peer)
+    return False
 
 
 async def _models(request: web.Request) -> web.Response:
@@ -134,6 +213,9 @@ async def _models(request: web.Request) -> web.Response:
 
 
 async def _tokenize(request: web.Request) -> web.Response:
+    if request.app[STATE].schedule.tokenize_fault == "reset" and request.transport:
+        request.transport.close()
+        return web.Response(status=500)
     body = await request.json()
     return web.json_response({"tokens": request.app[STATE].encode(str(body.get("content", "")))})
 

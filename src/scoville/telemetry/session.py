@@ -23,6 +23,7 @@ from scoville.client.selftest.integrity import (
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.telemetry.energy import point_energy_fields
 from scoville.telemetry.sampler import PowerSampler
+from scoville.telemetry.scrape_process import ScraperProcess
 from scoville.telemetry.scraper import MetricsScraper, ServerMetricsSeries, summarize_window
 from scoville.telemetry.series import PowerSeries
 from scoville.telemetry.sources import DeclaredSource, PowerSource, probe_sources
@@ -84,9 +85,11 @@ class TelemetrySession:
     ) -> None:
         clock = clock or MonotonicClock()
         self._sampler = PowerSampler(sources, power_rate_hz) if sources else None
-        self._scraper = (
-            MetricsScraper(metrics_url, scrape_interval_s, clock) if metrics_url else None
-        )
+        self._scraper: MetricsScraper | ScraperProcess | None = None
+        if metrics_url and isinstance(clock, MonotonicClock):  # off the measuring process
+            self._scraper = ScraperProcess(metrics_url, scrape_interval_s)
+        elif metrics_url:
+            self._scraper = MetricsScraper(metrics_url, scrape_interval_s, clock)
         self._monitor = ClientMonitor(clock) if monitor_client else None
         self._unavailable = dict(unavailable or {})
 

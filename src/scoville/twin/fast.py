@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from scoville.client.driver import OnRecord, PointPlan, WindowTracker, plan_jobs, to_record
+from scoville.client.driver import (
+    OnRecord,
+    PointPlan,
+    WindowTracker,
+    count_chunk_tokens,
+    plan_jobs,
+    to_record,
+)
 from scoville.client.seam import GenerateRequest
 from scoville.records.model import Phase, PointWindow, RequestRecord
 from scoville.records.sink import Sink
@@ -94,7 +101,9 @@ def simulate_point(cfg: TwinConfig, plan: PointPlan, start_ns: int = 0) -> Point
         scheduled = start_ns + plan.arrivals_ns[seq.rid] if plan.arrivals_ns else None
         tags = {"session_id": seq.session} if seq.session is not None else None
         ex = exchange_of(seq, req, ones)
-        record = to_record(ex, req, plan.point_id, phase, None, scheduled, tags=tags)
+        record = to_record(
+            ex, req, plan.point_id, phase, count_chunk_tokens(ex, None), scheduled, tags=tags
+        )
         tracker.add(record)
         records.append(record)
     end_ns = kernel.now_ns()

@@ -92,6 +92,7 @@ def shift_record(r: RequestRecord, delta_ns: int) -> RequestRecord:
         end_ns=r.end_ns + delta_ns,
         chunk_ns=tuple(t + delta_ns for t in r.chunk_ns),
         scheduled_ns=None if r.scheduled_ns is None else r.scheduled_ns + delta_ns,
+        send_ns=None if r.send_ns is None else r.send_ns + delta_ns,
     )
 
 

@@ -1,0 +1,75 @@
+"""The client's TTFT and ITL against the wire itself: a nanosecond packet capture of loopback
+(tcpdump) while 64 streams run against the reference server in its own process.
+
+TTFT on the wire = last request packet -> the packet completing the first SSE frame with
+output text; ITL on the wire = gaps between packets completing consecutive text frames.
+Needs tcpdump and the right to capture (root or CAP_NET_RAW); skipped with the reason
+otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from scoville.client.driver import PointPlan, run_point
+from scoville.client.openai_sse import OpenAIStreamingServer
+from scoville.client.seam import GenerateRequest, MonotonicClock, real_loop_factory
+from scoville.client.wirecheck import LoopbackCapture, compare, read_pcap, wire_times
+from scoville.records.sink import MemorySink
+
+STREAMS, TOKENS = 64, 64
+
+
+def _requests(n: int) -> list[GenerateRequest]:
+    return [
+        GenerateRequest(
+            request_id=f"w{i}",
+            api="completions",
+            input_tokens=3,
+            max_tokens=TOKENS,
+            prompt=f"w{i} hello world",
+            extra_body={"user": f"w{i}"},
+        )
+        for i in range(n)
+    ]
+
+
+def _drive(url: str) -> MemorySink:
+    clock = MonotonicClock()
+    server = OpenAIStreamingServer(url, "reference", clock)
+    sink = MemorySink()
+    plan = PointPlan("c64", "concurrency", STREAMS, [], _requests(2 * STREAMS), STREAMS)
+
+    async def go() -> None:
+        try:
+            await run_point(server, clock, plan, sink)
+        finally:
+            await server.close()
+
+    with asyncio.Runner(loop_factory=real_loop_factory()) as runner:  # as real runs do
+        runner.run(go())
+    return sink
+
+
+def test_64_streams_ttft_and_itl_match_the_wire(tmp_path: Path, wire_url: str) -> None:
+    port = int(wire_url.rsplit(":", 1)[1])
+    cap = LoopbackCapture(tmp_path / "lo.pcap", port)
+    why = cap.start()
+    if why is not None:
+        pytest.skip(f"no loopback capture: {why}")
+    try:
+        sink = _drive(wire_url)
+    finally:
+        dropped = cap.stop()
+    assert dropped == 0, f"tcpdump dropped {dropped} packets: the capture is not ground truth"
+    assert len(sink.records) == 2 * STREAMS and all(r.ok for r in sink.records)
+    assert read_pcap(tmp_path / "lo.pcap"), "the capture holds no TCP payload"
+    c = compare(sink.records, wire_times(tmp_path / "lo.pcap", port))
+    assert c["matched"] == 2 * STREAMS
+    context = f"{c} (load average {os.getloadavg()})"
+    assert abs(c["client_ttft_ms"] - c["wire_ttft_ms"]) < 1.0, context
+    assert abs(c["client_itl_ms"] - c["wire_itl_ms"]) < 0.1, context
