@@ -106,7 +106,8 @@ def _faults(
             else None
         )
         if start is None or base is None:
-            row["note"] = "no baseline before the fault (too early, or the soak was cut short)"
+            row |= {"recovery_s": None, "recovered_at_s": None}
+            row["note"] = "no baseline: no window between warmup_s and the fault"
             out.append(row)
             continue
         rec = recovery(windows, start, base, rules.band, rules.error_budget, rules.hold_windows)
