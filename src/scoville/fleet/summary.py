@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scoville.analysis.fleet import (
+    ReplicaHealth,
     Sample,
     Window,
     baseline,
@@ -112,6 +113,8 @@ def _faults(
             continue
         rec = recovery(windows, start, base, rules.band, rules.error_budget, rules.hold_windows)
         row |= {"baseline": asdict(base), **asdict(rec)}
+        if rec.recovery_s == 0.0 and rec.out_of_band_windows == 0:
+            row["note"] = "no window left the band: the fault's effect was within it"
         if rec.recovered_at_s is not None and clear is not None:
             row["recovery_after_clear_s"] = max(0.0, rec.recovered_at_s - clear)
         out.append(row)
@@ -135,14 +138,7 @@ def summarize_soak(run_dir: Path) -> dict[str, Any]:
     duration_s = (windows_rec[-1].end_ns - t0_ns) / 1e9
     windows = timeline(samples, spec.rules.window_s, min(duration_s, spec.duration_s))
     acct = _accounting(records, routed, windows_rec[-1].sent)
-    lat: dict[int, list[float]] = {}
-    failed: dict[int, int] = {}
-    for s in samples:
-        if s.ok:
-            lat.setdefault(s.replica, []).append(s.latency_ms)
-        else:
-            failed[s.replica] = failed.get(s.replica, 0) + 1
-    health = replica_health(lat, failed, spec.rules.alpha, spec.rules.min_effect)
+    health = _health(samples, spec)
     mids = [(w.start_s + w.end_s) / 2 for w in windows]
     summary = {
         "schema": "scoville.soak/1",
@@ -170,3 +166,14 @@ def _drift(windows: list[Window], mids: list[float]) -> dict[str, Any]:
         "throughput_rps": asdict(tput) if tput else None,
         "p99_ms": asdict(p99) if p99 else None,
     }
+
+
+def _health(samples: list[Sample], spec: SoakSpec) -> list[ReplicaHealth]:
+    lat: dict[int, list[float]] = {}
+    failed: dict[int, int] = {}
+    for s in samples:
+        if s.ok:
+            lat.setdefault(s.replica, []).append(s.latency_ms)
+        else:
+            failed[s.replica] = failed.get(s.replica, 0) + 1
+    return replica_health(lat, failed, spec.rules.alpha, spec.rules.min_effect)

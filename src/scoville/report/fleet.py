@@ -113,82 +113,79 @@ def _drift_rows(drift: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-def soak_page(s: dict[str, Any]) -> str:
-    """The whole page for one soak summary (see `fleet/summary.py` for its fields)."""
-    spec, rules = s["spec"], s["spec"]["rules"]
+_STYLE = (
+    "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;"
+    "margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}</style>"
+)
+_FAULT_HEAD = ["fault", "kind", "replica", "at s", "cleared s", "recovery s", "after clear s"]
+_REPLICA_HEAD = ["replica", "ok", "failed", "median ms", "p99 ms", "A", "p (Holm)", "verdict"]
+_DRIFT_HEAD = ["series", "slope per h", "95 % low", "95 % high", "change points (s)"]
+
+
+def _timeline(s: dict[str, Any]) -> list[str]:
     wins = s["windows"]
     mids = [(w["start_s"] + w["end_s"]) / 2 for w in wins]
     events = [e for e in s["events"] if e.get("kind") != "soak"]
-    tput = _panel(
-        "throughput (ok req/s)",
-        list(zip(mids, [w["throughput_rps"] for w in wins], strict=True)),
-        s["duration_s"],
-        events,
-    )
-    p99 = _panel(
-        "p99 E2E latency (ms)",
-        list(zip(mids, [w["p99_ms"] for w in wins], strict=True)),
-        s["duration_s"],
-        events,
-    )
-    acct = s["accounting"]
-    acct_rows = [
-        [k, acct[k]]
-        for k in ("sent", "ok", "failed", "cancelled", "records", "adds_up", "router_retried")
+    return [
+        _panel(title, list(zip(mids, [w[key] for w in wins], strict=True)), s["duration_s"], events)
+        for title, key in (
+            ("throughput (ok req/s)", "throughput_rps"),
+            ("p99 E2E latency (ms)", "p99_ms"),
+        )
     ]
-    acct_rows.append(["error budget burned", s["error_budget_burned"]])
-    acct_rows += [[f"error: {k}", v] for k, v in acct["by_error"].items()]
-    acct_rows += [[f"router: {k}", v] for k, v in acct["router_outcomes"].items()]
-    title = (
+
+
+def _accounting(s: dict[str, Any]) -> str:
+    acct = s["accounting"]
+    keys = ("sent", "ok", "failed", "cancelled", "records", "adds_up", "router_retried")
+    rows = [[k, acct[k]] for k in keys]
+    rows.append(["error budget burned", s["error_budget_burned"]])
+    rows += [[f"error: {k}", v] for k, v in acct["by_error"].items()]
+    rows += [[f"router: {k}", v] for k, v in acct["router_outcomes"].items()]
+    return _table(["what", "count"], rows)
+
+
+def _rules_text(rules: dict[str, Any]) -> tuple[str, str]:
+    band = rules["band"]
+    recovery = (
+        f"<p>Recovered: {rules['hold_windows']} consecutive windows with throughput &ge; "
+        f"{1 - band:.2f} &times; and p99 &le; {1 + band:.2f} &times; the pre-fault baseline, "
+        f"and failures within the error budget ({rules['error_budget']:.2%}). "
+        "Resolution: one window.</p>"
+    )
+    health = (
+        "<p>Mann-Whitney U of each replica's ok E2E latencies against the pooled others "
+        f"(one-sided), Holm-adjusted; degraded when p &lt; {rules['alpha']} and "
+        f"A = P(slower) &ge; {rules['min_effect']}.</p>"
+    )
+    return recovery, health
+
+
+def soak_page(s: dict[str, Any]) -> str:
+    """The whole page for one soak summary (see `fleet/summary.py` for its fields)."""
+    spec, rules = s["spec"], s["spec"]["rules"]
+    title = escape(
         f"soak: {spec['replicas']} {spec['replicas_kind']} replicas, "
         f"{s['duration_s']:.0f} s, {spec['streams_per_replica']} streams per replica"
     )
-    band = rules["band"]
+    recovery_text, health_text = _rules_text(rules)
     return "\n".join(
         [
-            "<!doctype html><html><head><meta charset='utf-8'>",
-            f"<title>{escape(title)}</title>",
-            "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;"
-            "margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}</style>",
-            f"</head><body><h1>{escape(title)}</h1>",
-            f"<p>Windows of {_num(rules['window_s'], 1)} s. Dashed lines: fault events (red start, "
-            "orange restart, green cleared).</p>",
-            tput,
-            p99,
+            f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>",
+            f"{_STYLE}</head><body><h1>{title}</h1>",
+            f"<p>Windows of {_num(rules['window_s'], 1)} s. Dashed lines: fault events (red "
+            "start, orange restart, green cleared).</p>",
+            *_timeline(s),
             "<h2>Recovery</h2>",
-            f"<p>Recovered: {rules['hold_windows']} consecutive windows with throughput &ge; "
-            f"{1 - band:.2f} &times; and p99 &le; {1 + band:.2f} &times; the pre-fault baseline, "
-            f"and failures within the error budget ({rules['error_budget']:.2%}). "
-            "Resolution: one window.</p>",
-            _table(
-                [
-                    "fault",
-                    "kind",
-                    "replica",
-                    "at s",
-                    "cleared s",
-                    "recovery s",
-                    "after clear s",
-                    "bad windows",
-                    "note",
-                ],
-                _fault_rows(s["faults"]),
-            ),
+            recovery_text,
+            _table([*_FAULT_HEAD, "bad windows", "note"], _fault_rows(s["faults"])),
             "<h2>Replica health</h2>",
-            f"<p>Mann-Whitney U of each replica's ok E2E latencies against the pooled others "
-            f"(one-sided), Holm-adjusted; degraded when p &lt; {rules['alpha']} and "
-            f"A = P(slower) &ge; {rules['min_effect']}.</p>",
-            _table(
-                ["replica", "ok", "failed", "median ms", "p99 ms", "A", "p (Holm)", "verdict"],
-                _replica_rows(s["replicas"]),
-            ),
+            health_text,
+            _table(_REPLICA_HEAD, _replica_rows(s["replicas"])),
             "<h2>Drift</h2>",
-            _table(
-                ["series", "slope per h", "95 % low", "95 % high", "change points (s)"],
-                _drift_rows(s["drift"]),
-            ),
+            _table(_DRIFT_HEAD, _drift_rows(s["drift"])),
             "<h2>Accounting</h2>",
-            _table(["what", "count"], acct_rows),
+            _accounting(s),
             "</body></html>",
         ]
     )
