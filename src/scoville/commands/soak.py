@@ -55,7 +55,11 @@ def _print(console: Any, run_dir: Path, s: dict[str, Any]) -> None:
 
     for f in s["faults"]:
         rec = f.get("recovery_s")
-        said = f"recovered in {num(rec)} s" if rec is not None else f.get("note") or "not recovered"
+        said = f"recovered in {num(rec)} s" if rec is not None else "not recovered in the soak"
+        if "lost_until_recovered" in f:
+            said += f", {f['lost_until_recovered']} requests lost"
+        if f.get("note"):
+            said += f" ({f['note']})"
         console.print(f"fault {f['fault']} {f['kind']} at {num(f.get('started_s'))} s: {said}")
     for r in s["replicas"]:
         verdict = "DEGRADED" if r["degraded"] else "ok"

@@ -89,8 +89,14 @@ def _count(items: Any) -> dict[str, int]:
     return out
 
 
+def _lost(samples: list[Sample], from_s: float, to_s: float | None) -> int:
+    """Failed requests that ended in [from_s, to_s) (to the end when `to_s` is None)."""
+    end = to_s if to_s is not None else float("inf")
+    return sum(1 for x in samples if not x.ok and from_s <= x.end_s < end)
+
+
 def _faults(
-    spec: SoakSpec, events: list[dict[str, Any]], windows: list[Window]
+    spec: SoakSpec, events: list[dict[str, Any]], windows: list[Window], samples: list[Sample]
 ) -> list[dict[str, Any]]:
     """Recovery of each fault in the schedule, from its logged start (and its end, if any)."""
     rules = spec.rules
@@ -113,6 +119,7 @@ def _faults(
             continue
         rec = recovery(windows, start, base, rules.band, rules.error_budget, rules.hold_windows)
         row |= {"baseline": asdict(base), **asdict(rec)}
+        row["lost_until_recovered"] = _lost(samples, start, rec.recovered_at_s)
         if rec.recovery_s == 0.0 and rec.out_of_band_windows == 0:
             row["note"] = "no window left the band: the fault's effect was within it"
         if rec.recovered_at_s is not None and clear is not None:
@@ -146,7 +153,7 @@ def summarize_soak(run_dir: Path) -> dict[str, Any]:
         "duration_s": duration_s,
         "accounting": acct,
         "error_budget_burned": budget_burned(acct["failed"], acct["sent"], spec.rules.error_budget),
-        "faults": _faults(spec, events, windows),
+        "faults": _faults(spec, events, windows, samples),
         "events": events,
         "replicas": [asdict(h) for h in health],
         "degraded": [h.replica for h in health if h.degraded],

@@ -80,6 +80,7 @@ def _fault_rows(faults: list[dict[str, Any]]) -> list[list[Any]]:
             f.get("recovery_s"),
             f.get("recovery_after_clear_s"),
             f.get("out_of_band_windows"),
+            f.get("lost_until_recovered"),
             f.get("note", ""),
         ]
         for f in faults
@@ -178,7 +179,7 @@ def soak_page(s: dict[str, Any]) -> str:
             *_timeline(s),
             "<h2>Recovery</h2>",
             recovery_text,
-            _table([*_FAULT_HEAD, "bad windows", "note"], _fault_rows(s["faults"])),
+            _table([*_FAULT_HEAD, "bad windows", "lost", "note"], _fault_rows(s["faults"])),
             "<h2>Replica health</h2>",
             health_text,
             _table(_REPLICA_HEAD, _replica_rows(s["replicas"])),
