@@ -43,6 +43,7 @@ def soak_cmd(
         return
     soak = load_soak_spec(spec, set_)
     run_dir = out / f"soak-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    console.print(f"run directory: {run_dir} (Ctrl-C stops; then --summarize {run_dir})")
     tally = asyncio.run(run_soak(soak, run_dir, console.print))
     console.print(
         f"sent {tally.sent}: ok {tally.ok}, failed {tally.failed}, cancelled {tally.cancelled}"

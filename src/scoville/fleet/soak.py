@@ -212,15 +212,17 @@ async def _drive(
             asyncio.create_task(_stream(k, spec, server, sink, tally, t0 + spec.duration_s))
             for k in range(spec.streams)
         ]
-        # In-flight requests at the end get up to their timeout to finish, then are cancelled.
-        _done, late = await asyncio.wait(streams, timeout=spec.duration_s + spec.request_timeout_s)
-        for task in [*late, *faults]:
-            task.cancel()
-        await asyncio.gather(*late, *faults, return_exceptions=True)
-        end_ns = time.monotonic_ns()
-        log.event(-1, "soak", "end")
-        sink.write_window(
-            PointWindow(POINT_ID, t0_ns, end_ns, "concurrency", spec.streams, tally.sent)
-        )
-    await server.close()
-    log.close()
+        try:  # in-flight requests at the end get up to their timeout, then are cancelled
+            await asyncio.wait(streams, timeout=spec.duration_s + spec.request_timeout_s)
+        finally:  # also on Ctrl-C: cancelled requests are recorded, the soak is closed
+            for task in [*streams, *faults]:
+                task.cancel()
+            await asyncio.gather(*streams, *faults, return_exceptions=True)
+            log.event(-1, "soak", "end")
+            sink.write_window(
+                PointWindow(
+                    POINT_ID, t0_ns, time.monotonic_ns(), "concurrency", spec.streams, tally.sent
+                )
+            )
+            await server.close()
+            log.close()
