@@ -149,6 +149,11 @@ class Router:
                 break
             except (aiohttp.ClientConnectorError, ConnectionRefusedError):
                 self.up[pick] = False  # refused: down until its /health answers
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                self.up[pick] = False  # accepted, then failed before answering: no retry
+                outcome = "upstream_error"
+                resp = web.json_response({"error": {"message": f"replica: {exc}"}}, status=502)
+                break
         entry = Routed(rid, replica, start_ns, time.monotonic_ns(), len(tried), outcome)
         self._record(entry)
         return resp
@@ -177,19 +182,30 @@ class Router:
                     if f.slow_factor > 1:  # hold until start + factor x (arrival - start)
                         due_s = t0 + f.slow_factor * (item[0] - t0)
                         await asyncio.sleep(max(0.0, due_s - time.monotonic()))
-                    await out.write(item[1])
+                    if not await _send(out, item[1]):
+                        return out, "client_gone"
                     if drop:
                         _cut(request)
                         return out, "dropped"
                 await reader  # re-raises an upstream cut
-            except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, OSError):
-                self.up[i] = False
+            except (aiohttp.ClientError, OSError):
+                self.up[i] = False  # the replica died mid-stream
                 _cut(request)
                 return out, "upstream_cut"
             finally:
                 reader.cancel()
-            await out.write_eof()
+            if not await _send(out, b"", eof=True):
+                return out, "client_gone"
         return out, "ok" if up.status < 400 else f"http_{up.status}"
+
+
+async def _send(out: web.StreamResponse, data: bytes, eof: bool = False) -> bool:
+    """Write to the client; False when the client has gone (its failure, not the replica's)."""
+    try:
+        await (out.write_eof() if eof else out.write(data))
+    except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+        return False
+    return True
 
 
 async def _read_stamped(
