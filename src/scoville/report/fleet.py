@@ -47,7 +47,7 @@ def _panel(
         f'<text x="4" y="{20 + plot_h}" font-size="10">0</text>',
         f'<text x="{_W - 60}" y="{_H - 6}" font-size="10">{escape(f"{t_max:.0f} s")}</text>',
     ]
-    for e in events:
+    for n, e in enumerate(events):
         colour = _FAULT_COLOURS.get(str(e.get("action")), "#999")
         ex = x(float(e.get("t_s", 0.0)))
         label = f"{e.get('kind')} {e.get('action')}" + (
@@ -56,6 +56,8 @@ def _panel(
         parts.append(
             f'<line x1="{ex:.1f}" y1="20" x2="{ex:.1f}" y2="{20 + plot_h}" stroke="{colour}" '
             f'stroke-dasharray="4 3"><title>{escape(label)}</title></line>'
+            f'<text x="{ex + 2:.1f}" y="{30 + 10 * (n % 4)}" font-size="9" fill="{colour}">'
+            f"{escape(label)}</text>"
         )
     if path:
         parts.append(f'<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="{path}"/>')
