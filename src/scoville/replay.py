@@ -156,7 +156,7 @@ def run_replay(
     """Build the workload, open the target (`opener`, default the target registry), run every
     point and write the bundle, with `agentic.json` beside it."""
     window = spec.context.target_window_tokens
-    if window is None and spec.target.url == "embedded":
+    if window is None and spec.target.url.partition("?")[0] == "embedded":
         window = EMBEDDED_WINDOW_TOKENS
     wl = build_workload(spec, window)
     bspec = benchmark_spec_for(spec, wl)

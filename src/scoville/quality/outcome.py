@@ -106,7 +106,9 @@ def _counts(rows: Sequence[dict[str, Any]], side: str) -> dict[str, int]:
 
 
 def _plain(obj: Any) -> Any:
-    return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) and obj is not None else obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    return obj
 
 
 def accuracy_block(rows: Sequence[dict[str, Any]], margin_rel: float, seed: int) -> dict[str, Any]:
@@ -241,24 +243,14 @@ def build_report(
     acc = accuracy_block(rows, margin_rel, seed)
     agree = agreement_block(p, seed)
     toks = tokens_block(rows)
-    verdicts = [
-        acc["verdict"]
-        if acc["table"]["both_right"]
-        + acc["table"]["ref_only"]
-        + acc["table"]["cand_only"]
-        + acc["table"]["both_wrong"]
-        else None,
-        agree.get("verdict"),
-    ]
+    counts = {"reference": _counts(rows, "reference"), "candidate": _counts(rows, "candidate")}
+    verdicts = [acc["verdict"] if counts["reference"]["items"] else None, agree.get("verdict")]
     return {
         "schema": SCHEMA,
         "reference": labels.get("reference"),
         "candidate": labels.get("candidate"),
         "verdict": overall(verdicts, toks.get("ok")),
-        "counts": {
-            "reference": _counts(rows, "reference"),
-            "candidate": _counts(rows, "candidate"),
-        },
+        "counts": counts,
         "accuracy": acc,
         "tokens_per_sample": toks,
         "token_agreement": agree,

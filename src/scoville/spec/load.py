@@ -122,7 +122,8 @@ def load_spec(path: Path | None = None, overrides: list[str] | None = None) -> B
     model defaults, or `EMBEDDED_DEFAULTS` when the target stays the embedded server."""
     data = read_mapping(path) if path is not None else {}
     data = apply_overrides(data, overrides or [])
-    if path is None and data.get("target", {}).get("url", "embedded") == "embedded":
+    url = str(data.get("target", {}).get("url", "embedded"))
+    if path is None and url.partition("?")[0] == "embedded":  # also embedded?kv=q4_0
         data = _merged(json.loads(json.dumps(EMBEDDED_DEFAULTS)), data)
     return validate_as(BenchmarkSpec, data, str(path) if path else "the defaults")
 
