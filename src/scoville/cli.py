@@ -15,6 +15,7 @@ from rich.table import Table
 
 from scoville.commands import agentic as agentic_commands
 from scoville.commands import analysis as analysis_commands
+from scoville.commands import quality as quality_commands
 from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
 from scoville.errors import UserError
@@ -31,6 +32,7 @@ for _area_app in (
     telemetry_commands.app,
     twin_commands.app,
     agentic_commands.app,
+    quality_commands.app,
 ):
     app.add_typer(_area_app)
 console = Console()

@@ -20,6 +20,7 @@ from scoville.client.plan import build_plans, to_request
 from scoville.client.seam import real_loop_factory
 from scoville.errors import TargetError
 from scoville.metrics.compute import Declared, summarize
+from scoville.quality.gate import refuse_unmeasured_quality
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import RecordSink, read_records
 from scoville.report.html import render
@@ -250,6 +251,7 @@ def run_benchmark(
     `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
     "ray://head:10001?workers=16"; None or "1" keeps the client in this process.
     `envelope` is a `scoville calibrate` result: points beyond it are flagged."""
+    refuse_unmeasured_quality(spec)  # a quality target the run does not check is refused
     workers_spec = parse_workers(workers)
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     target = open_target(spec)

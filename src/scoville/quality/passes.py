@@ -9,6 +9,7 @@ reference's greedy path, not its own.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -139,6 +140,8 @@ async def _continuation_works(
     original top-k at position 2; else why continuations cannot be trusted."""
     if cand.tokenizer is None:
         return "the candidate has no tokenizer to build token-id prompts"
+    if not any(g.top for g in gens):
+        return "the candidate sent no logprobs"
     for item, gen in zip(items, gens, strict=True):
         ids = _ids(gen)
         if ids is None or len(ids) < 3 or gen.top is None or not gen.top[2]:
@@ -198,6 +201,21 @@ async def _continue(
             segments[i].append((start, gen))
 
 
+def with_tokens(
+    gens: Sequence[Generation], tokenizer: Tokenizer | None
+) -> tuple[list[Generation], bool]:
+    """Generations whose server sent no token ids get them by encoding their text with the
+    target's tokenizer (an approximation: a text can re-tokenize differently). True if any did."""
+    out, used = [], False
+    for g in gens:
+        if g.tokens is None and tokenizer is not None and g.ok and g.text:
+            out.append(dataclasses.replace(g, tokens=tuple(tokenizer.encode(g.text))))
+            used = True
+        else:
+            out.append(g)
+    return out, used
+
+
 async def run_passes(
     ref: Endpoint, cand: Endpoint, items: Sequence[Item], cfg: PassConfig
 ) -> Passes:
@@ -210,6 +228,12 @@ async def run_passes(
     batched = None
     if cfg.batch_concurrency:
         batched = await generate_all(ref.server, reqs, cfg.batch_concurrency)
+    ref_gens, r_used = with_tokens(ref_gens, ref.tokenizer)
+    cand_gens, c_used = with_tokens(cand_gens, cand.tokenizer)
+    if batched is not None:
+        batched, _ = with_tokens(batched, ref.tokenizer)
+    if r_used or c_used:
+        note += "; tokens re-read from the output text with the target's tokenizer (no ids sent)"
     segments = {i: [(0, g)] for i, g in enumerate(cand_gens) if g.ok and ref_gens[i].ok}
     resume_note = "continuations off"
     if same and cfg.resume_limit > 0 and cfg.top_k > 0:
