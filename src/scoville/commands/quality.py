@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,6 +19,10 @@ from rich.table import Table
 from scoville.errors import UserError
 from scoville.quality.datasets import DEFAULT_TASKS, resolve_tasks
 from scoville.quality.items import Item
+
+if TYPE_CHECKING:
+    from scoville.quality.passes import PassConfig, Passes
+    from scoville.targets.base import Target
 
 app = typer.Typer(add_completion=False)
 console = Console()
@@ -43,7 +47,7 @@ def _check_inputs(reference: str, candidate: str, items: int, margin: float) -> 
         )
 
 
-def _open(url: str, item_list: list[Item], slots: int) -> Any:
+def _open(url: str, item_list: list[Item], slots: int) -> Target:
     """Open a target sized for the items (embedded: context for the longest prompt)."""
     from scoville.spec.load import load_spec
     from scoville.targets.registry import open_target
@@ -62,10 +66,10 @@ def _open(url: str, item_list: list[Item], slots: int) -> Any:
     return open_target(spec)
 
 
-async def _measure(ref_t: Any, cand_t: Any, item_list: list[Item], cfg: Any) -> Any:
+async def _measure(ref_t: Target, cand_t: Target, item_list: list[Item], cfg: PassConfig) -> Passes:
     from scoville.quality.passes import Endpoint, run_passes
 
-    def endpoint(label: str, t: Any) -> Endpoint:
+    def endpoint(label: str, t: Target) -> Endpoint:
         return Endpoint(label, t.server, t.model, t.tokenizer, t.info)
 
     try:
@@ -88,27 +92,34 @@ def _iv(iv: Any) -> str:
     return f"{_pct(iv['estimate'])} [{_pct(iv['lo'])}, {_pct(iv['hi'])}]" if iv else "-"
 
 
-def _table(doc: dict[str, Any]) -> Table:
-    t = Table(title=f"quality: {escape(doc['reference'])} vs {escape(doc['candidate'])}")
-    for col in ("instrument", "figures", "verdict"):
-        t.add_column(col)
+Row = tuple[str, str, str]
+
+
+def _accuracy_rows(doc: dict[str, Any]) -> list[Row]:
     acc, cnt = doc["accuracy"], doc["counts"]
     r, c = cnt["reference"], cnt["candidate"]
-    t.add_row(
-        "task accuracy",
-        f"reference {_iv(acc['reference_interval'])}, candidate {_iv(acc['candidate_interval'])}; "
-        f"difference {_iv(acc['diff_interval'])}; McNemar p {acc['mcnemar_p']:.3g}\n"
-        f"right/wrong/failed: reference {r['right']}/{r['wrong']}/{r['failed_items']}, "
-        f"candidate {c['right']}/{c['wrong']}/{c['failed_items']}",
-        f"{acc['verdict']}: {escape(acc['reason'])}",
-    )
     toks = doc["tokens_per_sample"]
     ratio = toks.get("ratio")
-    t.add_row(
-        "tokens per sample",
-        f"ratio {ratio:.3f} (90-110 % allowed)" if ratio else escape(toks.get("reason", "-")),
-        {True: "within", False: "OUTSIDE", None: "-"}[toks.get("ok")],
-    )
+    return [
+        (
+            "task accuracy",
+            f"reference {_iv(acc['reference_interval'])}, candidate "
+            f"{_iv(acc['candidate_interval'])}; difference {_iv(acc['diff_interval'])}; "
+            f"McNemar p {acc['mcnemar_p']:.3g}\nright/wrong/failed: reference "
+            f"{r['right']}/{r['wrong']}/{r['failed_items']}, candidate "
+            f"{c['right']}/{c['wrong']}/{c['failed_items']}",
+            f"{acc['verdict']}: {escape(acc['reason'])}",
+        ),
+        (
+            "tokens per sample",
+            f"ratio {ratio:.3f} (90-110 % allowed)" if ratio else escape(toks.get("reason", "-")),
+            {True: "within", False: "OUTSIDE", None: "-"}[toks.get("ok")],
+        ),
+    ]
+
+
+def _token_rows(doc: dict[str, Any]) -> list[Row]:
+    rows: list[Row] = []
     for name, key in (
         ("token agreement", "token_agreement"),
         ("batch invariance", "batch_invariance"),
@@ -117,29 +128,36 @@ def _table(doc: dict[str, Any]) -> Table:
         if a is None:
             continue
         if a.get("refused"):
-            t.add_row(name, escape(a["refused"]), "refused")
+            rows.append((name, escape(a["refused"]), "refused"))
             continue
         med = a["divergence_median"]
         n_div = len(a["divergence_positions"])
-        t.add_row(
-            name,
+        figs = (
             f"tokens before first divergence {_iv(a['prefix_share'])}; identical items "
             f"{_iv(a['whole_match'])}; first divergence median "
-            f"{'-' if med is None else f'{med:.0f}'} ({n_div} of {a['items']} diverge)",
-            a["verdict"],
+            f"{'-' if med is None else f'{med:.0f}'} ({n_div} of {a['items']} diverge)"
         )
+        rows.append((name, figs, a["verdict"]))
     lp = doc["logprob_divergence"]
-    if "kl_mean" in lp:
-        figs = (
-            f"KL mean {lp['kl_mean']:.4f} nats (p90 {lp['kl_p90']:.4f}), TV mean "
-            f"{lp['tv_mean']:.4f}; top token differs at {_pct(lp['top_mismatch_share'])} of "
-            f"{lp['positions']} positions on the reference's path"
-        )
-        t.add_row("logprob divergence", figs, "measured")
-    else:
-        t.add_row(
-            "logprob divergence", escape(lp.get("not_available") or lp.get("refused", "")), "-"
-        )
+    if "kl_mean" not in lp:
+        return [
+            *rows,
+            ("logprob divergence", escape(lp.get("not_available") or lp.get("refused", "")), "-"),
+        ]
+    figs = (
+        f"KL mean {lp['kl_mean']:.4f} nats (p90 {lp['kl_p90']:.4f}), TV mean "
+        f"{lp['tv_mean']:.4f}; top token differs at {_pct(lp['top_mismatch_share'])} of "
+        f"{lp['positions']} positions on the reference's path"
+    )
+    return [*rows, ("logprob divergence", figs, "measured")]
+
+
+def _table(doc: dict[str, Any]) -> Table:
+    t = Table(title=f"quality: {escape(doc['reference'])} vs {escape(doc['candidate'])}")
+    for col in ("instrument", "figures", "verdict"):
+        t.add_column(col)
+    for row in (*_accuracy_rows(doc), *_token_rows(doc)):
+        t.add_row(*row)
     return t
 
 
