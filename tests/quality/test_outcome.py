@@ -29,7 +29,7 @@ def _passes() -> Passes:
     ref = [_gen(" 7", [1, 2]), _gen(" x y", [4, 5]), _gen(" it rained", [6, 7, 8])]
     cand = [_gen(" 8", [1, 3]), _gen(" x", [4], "stream_cut: cut"), _gen(" it rained", [6, 7, 8])]
     segments = {0: [(0, cand[0])], 2: [(0, cand[2])]}
-    return Passes(items, ref, cand, None, segments, True, "same", "continuations off", 1.5)
+    return Passes(items, ref, cand, None, segments, True, "same", "continuations off", None, 1.5)
 
 
 def test_counts_add_up_and_a_failure_is_not_wrong() -> None:
@@ -86,3 +86,10 @@ def test_refused_token_instruments_leave_accuracy_standing() -> None:
     }
     assert doc["logprob_divergence"] == {"refused": "the targets tokenize differently"}
     assert doc["accuracy"]["table"]["ref_only"] == 2
+
+
+def test_logprob_gaps_make_the_divergence_not_available() -> None:
+    p = _passes()
+    p.logprob_gaps = "candidate: logprobs for fewer tokens than generated in 1 of 2 answers"
+    lp = build_report(p, {"reference": "r", "candidate": "c"})["logprob_divergence"]
+    assert lp == {"not_available": f"not available from this server ({p.logprob_gaps})"}

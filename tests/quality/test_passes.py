@@ -6,7 +6,7 @@ import math
 
 from scoville.client.openai_sse import OpenAIStreamingServer
 from scoville.client.seam import MonotonicClock
-from scoville.quality.passes import Endpoint, tokenizer_check, walk
+from scoville.quality.passes import Endpoint, _logprob_gaps, retokenized, tokenizer_check, walk
 from scoville.quality.probe import Generation, read_logprobs
 
 
@@ -75,3 +75,17 @@ def test_read_logprobs_both_dialects() -> None:
     assert read_logprobs([llama, "[DONE]"]) == ([7042], [{7042: -0.25, 260: -2.5}])
     assert read_logprobs([legacy]) == ([" a"], [{" a": -0.1, " b": -3.0}])
     assert read_logprobs(['{"choices":[{"text":"x"}]}']) is None
+
+
+def test_logprobs_that_skip_tokens_are_caught_and_texts_re_read() -> None:
+    # A speculative server streamed 4 tokens but sent logprobs for 2 of them.
+    short = Generation(" 13", (216, 198), ({216: -0.1}, {198: -0.1}), 4, None, 0)
+    whole = Generation(" 13", (216, 16, 18, 198), ({216: -0.1},) * 4, 4, None, 0)
+    failed = Generation("", None, None, None, "http_5xx: boom", 0)
+    assert _logprob_gaps([("reference", [whole, failed])]) is None
+    why = _logprob_gaps([("reference", [whole]), ("candidate", [short, failed])])
+    assert (
+        why is not None and "candidate: logprobs for fewer tokens than generated in 1 of 1" in why
+    )
+    (again, gone) = retokenized([short, failed], WordTokenizer())
+    assert again.tokens == (ord("1"),) and again.top is None and gone.tokens is None

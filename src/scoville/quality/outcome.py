@@ -198,13 +198,8 @@ def agreement_block(p: Passes, seed: int) -> dict[str, Any]:
 def divergence_block(p: Passes) -> dict[str, Any]:
     if not p.same_tokenizer:
         return {"refused": p.tokenizer_note}
-    missing = [
-        name
-        for name, gens in (("reference", p.reference), ("candidate", p.candidate))
-        if not any(g.top for g in gens if g.ok)
-    ]
-    if missing:
-        return {"not_available": f"{NOT_AVAILABLE} ({' and '.join(missing)}: no logprobs)"}
+    if p.logprob_gaps is not None:
+        return {"not_available": f"{NOT_AVAILABLE} ({p.logprob_gaps})"}
     pairs = [pr for i, segs in p.segments.items() for pr in walk(p.reference[i], segs)[0]]
     d = summarize(pairs)
     if d is None:
@@ -215,11 +210,12 @@ def divergence_block(p: Passes) -> dict[str, Any]:
 def batch_block(p: Passes, seed: int) -> dict[str, Any] | None:
     if p.batched is None:
         return None
-    pairs = _token_pairs(p.reference, p.batched)
+    single, batched = p.batched
+    pairs = _token_pairs(single, batched)
     if not pairs:
         return {"verdict": None, "refused": "no item has tokens in both passes"}
     same_text = sum(
-        1 for a, b in zip(p.reference, p.batched, strict=True) if a.ok and b.ok and a.text == b.text
+        1 for a, b in zip(single, batched, strict=True) if a.ok and b.ok and a.text == b.text
     )
     return {**_agreement(pairs, seed), "same_text_items": same_text}
 

@@ -60,11 +60,12 @@ class Passes:
     items: list[Item]
     reference: list[Generation]
     candidate: list[Generation]
-    batched: list[Generation] | None
+    batched: tuple[list[Generation], list[Generation]] | None  # (reference c1, reference cN)
     segments: dict[int, list[tuple[int, Generation]]]
     same_tokenizer: bool
     tokenizer_note: str
     resume_note: str
+    logprob_gaps: str | None
     wall_s: float
 
 
@@ -201,19 +202,40 @@ async def _continue(
             segments[i].append((start, gen))
 
 
-def with_tokens(
-    gens: Sequence[Generation], tokenizer: Tokenizer | None
-) -> tuple[list[Generation], bool]:
-    """Generations whose server sent no token ids get them by encoding their text with the
-    target's tokenizer (an approximation: a text can re-tokenize differently). True if any did."""
-    out, used = [], False
+def _gap(g: Generation) -> bool:
+    """True when a successful answer's logprobs do not cover every token it generated."""
+    if not g.ok:
+        return False
+    if g.tokens is None:
+        return True
+    return g.completion_tokens is not None and len(g.tokens) != g.completion_tokens
+
+
+def _logprob_gaps(sides: Sequence[tuple[str, Sequence[Generation]]]) -> str | None:
+    """Why the token ids from logprobs cannot be used (None when they can)."""
+    why = []
+    for name, gens in sides:
+        n_ok = sum(1 for g in gens if g.ok)
+        none = sum(1 for g in gens if g.ok and g.tokens is None)
+        short = sum(1 for g in gens if _gap(g) and g.tokens is not None)
+        if none:
+            why.append(f"{name}: no logprobs in {none} of {n_ok} answers")
+        if short:
+            why.append(
+                f"{name}: logprobs for fewer tokens than generated in {short} of {n_ok} answers "
+                "(llama.cpp omits them for tokens accepted from a speculative draft)"
+            )
+    return "; ".join(why) or None
+
+
+def retokenized(gens: Sequence[Generation], tokenizer: Tokenizer | None) -> list[Generation]:
+    """Tokens re-read from each answer's text with the target's tokenizer, top-k dropped (an
+    approximation: a text can re-tokenize differently from how it was generated)."""
+    out = []
     for g in gens:
-        if g.tokens is None and tokenizer is not None and g.ok and g.text:
-            out.append(dataclasses.replace(g, tokens=tuple(tokenizer.encode(g.text))))
-            used = True
-        else:
-            out.append(g)
-    return out, used
+        ids = tuple(tokenizer.encode(g.text)) if tokenizer is not None and g.ok else None
+        out.append(dataclasses.replace(g, tokens=ids, top=None))
+    return out
 
 
 async def run_passes(
@@ -228,15 +250,18 @@ async def run_passes(
     batched = None
     if cfg.batch_concurrency:
         batched = await generate_all(ref.server, reqs, cfg.batch_concurrency)
-    ref_gens, r_used = with_tokens(ref_gens, ref.tokenizer)
-    cand_gens, c_used = with_tokens(cand_gens, cand.tokenizer)
-    if batched is not None:
-        batched, _ = with_tokens(batched, ref.tokenizer)
-    if r_used or c_used:
-        note += "; tokens re-read from the output text with the target's tokenizer (no ids sent)"
+    gaps = _logprob_gaps([("reference", ref_gens), ("candidate", cand_gens)])
+    if gaps is not None:  # compare like with like: both sides re-read from their text
+        ref_gens = retokenized(ref_gens, ref.tokenizer)
+        cand_gens = retokenized(cand_gens, cand.tokenizer)
+        note += "; tokens re-read from the output texts with the targets' tokenizers"
+    batch_ref = ref_gens
+    if batched is not None and _logprob_gaps([("batch", batched)]) is not None:
+        batched = retokenized(batched, ref.tokenizer)
+        batch_ref = ref_gens if gaps is not None else retokenized(ref_gens, ref.tokenizer)
     segments = {i: [(0, g)] for i, g in enumerate(cand_gens) if g.ok and ref_gens[i].ok}
     resume_note = "continuations off"
-    if same and cfg.resume_limit > 0 and cfg.top_k > 0:
+    if same and gaps is None and cfg.resume_limit > 0 and cfg.top_k > 0:
         why_not = await _continuation_works(cand, items, cand_gens, cfg)
         if why_not is None:
             await _continue(cand, items, ref_gens, segments, cfg)
@@ -250,10 +275,11 @@ async def run_passes(
         items=list(items),
         reference=ref_gens,
         candidate=cand_gens,
-        batched=batched,
+        batched=None if batched is None else (batch_ref, batched),
         segments=segments,
         same_tokenizer=same,
         tokenizer_note=note,
         resume_note=resume_note,
+        logprob_gaps=gaps,
         wall_s=(time.monotonic_ns() - t0_ns) / 1e9,
     )
