@@ -1,4 +1,4 @@
-"""A small quality comparison on the real embedded server: f16 KV against n-gram speculation."""
+"""A small quality comparison on the real embedded server: f16 KV against q8_0 KV."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ VERDICTS = {"equivalent", "not equivalent", "not enough evidence"}
 
 def test_quality_pass_on_the_embedded_server(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "scoville.cli", "quality", "--reference", "embedded"]
-    cmd += ["--candidate", "embedded?spec=ngram", "--tasks", "arith,copy,kv", "--items", "8"]
+    cmd += ["--candidate", "embedded?kv=q8_0", "--tasks", "arith,copy,kv", "--items", "8"]
     res = subprocess.run(
         [*cmd, "--out", str(tmp_path)], capture_output=True, text=True, timeout=900
     )
@@ -35,6 +35,6 @@ def test_quality_pass_on_the_embedded_server(tmp_path: Path) -> None:
     # llama.cpp sends token ids and top-k logprobs: both token instruments are measured.
     assert doc["token_agreement"]["items"] == 24 and "refused" not in doc["token_agreement"]
     assert doc["logprob_divergence"]["positions"] > 0
-    assert doc["targets"]["candidate"]["embedded"]["speculative"] == "ngram"
+    assert doc["targets"]["candidate"]["embedded"]["kv_cache"] == "q8_0"
     row = doc["items"][0]
     assert row["reference"]["completion_tokens"] and row["logprob"]["positions"] > 0
