@@ -103,13 +103,21 @@ class Interval:
 def bootstrap_mean(
     values: Sequence[float], level: float = 0.95, n_resamples: int = 2000, seed: int = 0
 ) -> Interval | None:
-    """Percentile bootstrap interval of the mean of per-item values (None for no items)."""
+    """Percentile bootstrap interval of the mean of per-item values (None for no items).
+
+    Per-item values here take few distinct values (0/1 outcomes, -1/0/1 paired differences), so
+    a resample is drawn as multinomial counts over the distinct values: the same distribution
+    as resampling items with replacement, at a cost independent of the number of items."""
     arr = np.asarray(values, dtype=np.float64)
     if arr.size == 0:
         return None
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, arr.size, size=(n_resamples, arr.size))
-    means = arr[idx].mean(axis=1)
+    uniq, counts = np.unique(arr, return_counts=True)
+    if uniq.size <= 64:
+        draws = rng.multinomial(arr.size, counts / arr.size, size=n_resamples)
+        means = draws @ uniq / arr.size
+    else:
+        means = arr[rng.integers(0, arr.size, size=(n_resamples, arr.size))].mean(axis=1)
     tail = (1.0 - level) / 2.0 * 100.0
     lo, hi = np.percentile(means, [tail, 100.0 - tail])
     return Interval(float(arr.mean()), float(lo), float(hi), level)
