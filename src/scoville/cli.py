@@ -16,6 +16,7 @@ from scoville.commands import agentic as agentic_commands
 from scoville.commands import analysis as analysis_commands
 from scoville.commands import claims as claims_commands
 from scoville.commands import economics as economics_commands
+from scoville.commands import quality as quality_commands
 from scoville.commands import soak as soak_commands
 from scoville.commands import store as store_commands
 from scoville.commands import telemetry as telemetry_commands
@@ -49,6 +50,7 @@ for _area_app in (
     store_commands.app,
     economics_commands.app,
     soak_commands.app,
+    quality_commands.app,
 ):
     app.add_typer(_area_app)
 claims_commands.mount(analysis_commands.claims_app)

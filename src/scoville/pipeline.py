@@ -24,6 +24,7 @@ from scoville.client.seam import real_loop_factory
 from scoville.client.selftest.calibrate import Envelope, load_envelope
 from scoville.errors import StorageError, UserError
 from scoville.metrics.compute import Declared, summarize
+from scoville.quality.gate import refuse_unmeasured_quality
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink, RecordSink, scan_records
 from scoville.report.export import ChartFormat, export_charts
@@ -104,6 +105,7 @@ def run_benchmark(
     The manifest is written before the first request (status "running", the prompt salt)
     and again at the end. A SIGINT/SIGTERM stops the sweep and what completed is summarised
     (`RunResult.stopped`); a probe that fails leaves no run directory behind."""
+    refuse_unmeasured_quality(spec)  # a quality target the run does not check is refused
     workers_spec = parse_workers(workers)
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     target = open_target(spec)

@@ -47,7 +47,7 @@ AGENTIC_WINDOW_TOKENS: dict[TargetKind, int | None] = {
 
 def target_kind(url: str) -> TargetKind:
     """The kind of target a `target.url` names: 'embedded', 'twin:...' or an HTTP URL."""
-    if url == "embedded":
+    if url.partition("?")[0] == "embedded":  # also embedded?kv=q4_0, embedded?spec=ngram
         return "embedded"
     if url.startswith("twin:"):
         return "twin"

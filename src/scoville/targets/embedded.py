@@ -9,6 +9,7 @@ Run alone: `scoville serve-embedded` or `python -m scoville.targets.embedded --p
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import importlib.util
 import os
@@ -69,6 +70,52 @@ class EmbeddedConfig:
     threads: int = 0  # 0 = all cores
     cache_prompt: bool = True
     poll: int = 50  # llama.cpp's busy-wait between ops (0 = sleep, 100 = always spin)
+    kv_cache: str = "f16"  # KV-cache element type: f16, q8_0 or q4_0 (K and V alike)
+    speculative: str = "none"  # "ngram": self-speculative n-gram decoding, no draft model
+
+
+KV_TYPES = ("f16", "q8_0", "q4_0")
+SPEC_MODES = ("none", "ngram")
+NGRAM_LOOKUP_TOKENS = 3  # n-gram looked up in the context (llama.cpp's default, 12, rarely
+NGRAM_DRAFT_TOKENS = 8  # hits on short answers); tokens drafted per hit
+
+
+def with_url_options(cfg: EmbeddedConfig, url: str) -> EmbeddedConfig:
+    """`cfg` with the modes of `embedded?kv=q4_0&spec=ngram` applied."""
+    _, _, query = url.partition("?")
+    allowed = {"kv": ("kv_cache", KV_TYPES), "spec": ("speculative", SPEC_MODES)}
+    out: dict[str, str] = {}
+    for part in filter(None, query.split("&")):
+        key, _, value = part.partition("=")
+        if key not in allowed or value not in allowed[key][1]:
+            raise TargetError(
+                f"Unknown embedded option '{part}' in '{url}'. Options: kv={'|'.join(KV_TYPES)} "
+                f"(KV-cache type), spec={'|'.join(SPEC_MODES)} (self-speculative decoding), "
+                "e.g. 'embedded?kv=q4_0'."
+            )
+        out[allowed[key][0]] = value
+    return dataclasses.replace(
+        cfg,
+        kv_cache=out.get("kv_cache", cfg.kv_cache),
+        speculative=out.get("speculative", cfg.speculative),
+    )
+
+
+def _apply_modes(p: object, cfg: EmbeddedConfig) -> None:
+    """KV-cache type and speculative decoding on xllamacpp's CommonParams."""
+    import xllamacpp
+
+    if cfg.kv_cache != "f16":
+        kind = getattr(xllamacpp.ggml_type, f"GGML_TYPE_{cfg.kv_cache.upper()}")
+        p.cache_type_k = kind  # type: ignore[attr-defined]
+        p.cache_type_v = kind  # type: ignore[attr-defined]
+        # llama.cpp quantises the V cache only with flash attention.
+        p.flash_attn_type = xllamacpp.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_ENABLED  # type: ignore[attr-defined]
+    if cfg.speculative == "ngram":
+        spec = p.speculative  # type: ignore[attr-defined]
+        spec.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+        spec.ngram_simple.size_n = NGRAM_LOOKUP_TOKENS
+        spec.ngram_simple.size_m = NGRAM_DRAFT_TOKENS
 
 
 def serve_forever(cfg: EmbeddedConfig) -> None:
@@ -88,6 +135,7 @@ def serve_forever(cfg: EmbeddedConfig) -> None:
     for cpu in (p.cpuparams, p.cpuparams_batch):
         cpu.n_threads = cfg.threads or (os.cpu_count() or 2)
         cpu.poll = cfg.poll
+    _apply_modes(p, cfg)
     server = xllamacpp.Server(p)
     print(f"embedded llama.cpp serving {MODEL_ALIAS} at {server.listening_address}", flush=True)
     while True:
@@ -125,6 +173,10 @@ class EmbeddedServer:
             str(self.cfg.ctx_per_slot),
             "--threads",
             str(self.cfg.threads),
+            "--kv-cache",
+            self.cfg.kv_cache,
+            "--spec",
+            self.cfg.speculative,
         ]
         with self.log_path.open("wb") as log:
             self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
@@ -165,8 +217,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ctx-per-slot", type=int, default=2048)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--poll", type=int, default=EmbeddedConfig.poll)
+    ap.add_argument("--kv-cache", choices=KV_TYPES, default="f16")
+    ap.add_argument("--spec", choices=SPEC_MODES, default="none")
     a = ap.parse_args(argv)
-    serve_forever(EmbeddedConfig(a.port, a.parallel, a.ctx_per_slot, a.threads, poll=a.poll))
+    serve_forever(
+        EmbeddedConfig(
+            a.port,
+            a.parallel,
+            a.ctx_per_slot,
+            a.threads,
+            poll=a.poll,
+            kv_cache=a.kv_cache,
+            speculative=a.spec,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,12 @@ from dataclasses import replace
 from scoville.errors import TargetError
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
 from scoville.targets.base import Target
-from scoville.targets.embedded import MODEL_ALIAS, EmbeddedConfig, EmbeddedServer
+from scoville.targets.embedded import (
+    MODEL_ALIAS,
+    EmbeddedConfig,
+    EmbeddedServer,
+    with_url_options,
+)
 from scoville.targets.http import open_http_target
 
 
@@ -20,7 +25,8 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
     open_loop = 8 if spec.load.request_rates_per_s else 1  # rate points need spare slots
     slots = max([*spec.load.concurrency, spec.load.max_concurrency or 0, open_loop])
     ctx = spec.shape.isl_tokens + spec.shape.osl_tokens + 64
-    server = EmbeddedServer(EmbeddedConfig(parallel=slots, ctx_per_slot=ctx))
+    cfg = EmbeddedConfig(parallel=slots, ctx_per_slot=ctx)
+    server = EmbeddedServer(with_url_options(cfg, spec.target.url))  # 'embedded?kv=q4_0'
     url = server.start()
     try:
         target = open_http_target(spec, url, kind="embedded")
@@ -33,6 +39,8 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
         "ctx_per_slot": ctx,
         "url": url,
         "server_log": str(server.log_path),
+        "kv_cache": server.cfg.kv_cache,
+        "speculative": server.cfg.speculative,
     }
     target.on_close.append(server.stop)
     # Facts the spec may leave "unknown": used as labels, and said so in the summary notes.
@@ -69,7 +77,7 @@ OPENERS: dict[str, Callable[[BenchmarkSpec], Target]] = {
 
 def open_target(spec: BenchmarkSpec) -> Target:
     url = spec.target.url
-    scheme = "embedded" if url == "embedded" else url.split(":", 1)[0]
+    scheme = "embedded" if url.partition("?")[0] == "embedded" else url.split(":", 1)[0]
     opener = OPENERS.get(scheme)
     if opener is None:
         raise TargetError(

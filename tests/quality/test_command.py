@@ -1,0 +1,76 @@
+"""`scoville quality` as a user meets it: real processes, the reference SSE server on loopback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def scoville(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scoville.cli", *args], capture_output=True, text=True, timeout=180
+    )
+
+
+def _said(res: subprocess.CompletedProcess[str]) -> str:
+    return " ".join(res.stderr.split())  # the console wraps long lines
+
+
+def _quality(ref: str, cand: str, out: Path, *extra: str) -> dict[str, Any]:
+    res = scoville("quality", "--reference", ref, "--candidate", cand, "--out", str(out), *extra)
+    assert res.returncode == 0, res.stdout + res.stderr
+    doc: dict[str, Any] = json.loads((out / "quality.json").read_text())
+    return doc
+
+
+def _counts_add_up(doc: dict[str, Any]) -> None:
+    for side in ("reference", "candidate"):
+        c = doc["counts"][side]
+        assert c["ok"] + c["failed"] == c["sent"] == len(doc["items"])
+        assert c["right"] + c["wrong"] + c["failed_items"] == c["items"]
+
+
+def test_same_server_without_logprobs(fast_url: str, tmp_path: Path) -> None:
+    doc = _quality(fast_url, fast_url, tmp_path, "--items", "3", "--batch-concurrency", "3")
+    _counts_add_up(doc)
+    assert len(doc["items"]) == 15 and doc["counts"]["reference"]["items"] == 12  # free: unjudged
+    assert doc["logprob_divergence"]["not_available"].startswith("not available from this server")
+    agree = doc["token_agreement"]
+    assert agree["prefix_share"]["estimate"] == 1.0 and agree["items"] == 15
+    assert doc["batch_invariance"]["whole_match"]["estimate"] == 1.0
+    row = doc["items"][0]
+    assert {"id", "prompt", "reference", "candidate", "divergence_position", "logprob"} <= set(row)
+    assert row["reference"]["text"] == row["candidate"]["text"]
+
+
+def test_failed_requests_are_counted_not_dropped(
+    fast_url: str, cutting_url: str, tmp_path: Path
+) -> None:
+    doc = _quality(fast_url, cutting_url, tmp_path, "--tasks", "free,arith", "--items", "4")
+    _counts_add_up(doc)
+    cand = doc["counts"]["candidate"]
+    assert cand["failed"] == cand["sent"] == 8 and cand["failed_items"] == 4
+    assert doc["accuracy"]["verdict"] == "not enough evidence"
+    assert "failed" in doc["accuracy"]["reason"]
+    assert all(r["candidate"]["failed"].startswith("stream_cut") for r in doc["items"])
+
+
+def test_bad_input_exits_2_with_one_paragraph(tmp_path: Path) -> None:
+    twin = scoville("quality", "--reference", "twin:H200/gpt-oss-120b", "--candidate", "embedded")
+    assert twin.returncode == 2 and "The twin has no tokens to judge" in _said(twin)
+    bad = tmp_path / "g.jsonl"
+    bad.write_text('{"question": "1+1?"}\n')
+    res = scoville(
+        "quality", "--reference", "embedded", "--candidate", "embedded", "--tasks", f"gsm8k={bad}"
+    )
+    assert res.returncode == 2 and "line 1: field 'answer' is missing" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_run_refuses_a_quality_target_it_would_not_check(tmp_path: Path) -> None:
+    res = scoville("run", "--set", "quality.task=gsm8k", "--out", str(tmp_path))
+    assert res.returncode == 2
+    assert "scoville quality" in _said(res) and "quality.task=gsm8k" in _said(res)
