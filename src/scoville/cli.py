@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from scoville.commands import agentic as agentic_commands
@@ -76,33 +77,39 @@ def _resolve(spec: Path | None, sets: list[str] | None, given: dict[str, object]
     return load_spec(spec, list(sets or []), run_values(given))
 
 
+# (header, key, decimals, scale): two-line headers keep the table within 80 columns
+_POINT_COLUMNS = (
+    ("TTFT\np50 ms", "median_ttft", 1, 1e3),
+    ("TPOT\np50 ms", "median_tpot", 2, 1e3),
+    ("E2E\np50 s", "median_e2e", 2, 1.0),
+    ("tok/s/user\np50", "median_intvty", 1, 1.0),
+    ("tok/s\n/accel", "tput_per_gpu", 1, 1.0),
+    ("out tok/s\n/accel", "output_tput_per_gpu", 1, 1.0),
+)
+
+
 def _point_table(summary: SummaryDoc) -> Table:
+    """One line per point; invalid points say why below the table (`_invalid_lines`)."""
     table = Table(title=f"run {summary['run_id']}")
-    for col in (
-        "point",
-        "ok/sent",
-        "TTFT p50 ms",
-        "TPOT p50 ms",
-        "E2E p50 s",
-        "intvty p50 tok/s/user",
-        "tok/s/accel",
-        "out tok/s/accel",
-        "valid",
-    ):
-        table.add_column(col, justify="right")
+    table.add_column("point", justify="right")
+    table.add_column("ok/\nsent", justify="right")
+    for header, *_ in _POINT_COLUMNS:
+        table.add_column(header, justify="right")
+    table.add_column("valid", justify="right")
     for r in summary["points"]:
-        table.add_row(
-            str(r["point_id"]),
-            f"{r['n_ok']}/{r['n_sent']}",
-            fixed(r.get("median_ttft"), 1, 1e3),
-            fixed(r.get("median_tpot"), 2, 1e3),
-            fixed(r.get("median_e2e"), 3),
-            fixed(r.get("median_intvty")),
-            fixed(r.get("tput_per_gpu")),
-            fixed(r.get("output_tput_per_gpu")),
-            "yes" if r["valid"] else "[red]NO[/red]",
-        )
+        figures = [fixed(r.get(key), dec, scale) for _h, key, dec, scale in _POINT_COLUMNS]
+        valid = "yes" if r["valid"] else "[red]NO[/red]"
+        table.add_row(str(r["point_id"]), f"{r['n_ok']}/{r['n_sent']}", *figures, valid)
     return table
+
+
+def _invalid_lines(summary: SummaryDoc) -> list[str]:
+    """`point: reason` for every point the tool does not trust."""
+    return [
+        f"{p['point_id']}: {p.get('invalid_reason') or 'invalid'}"
+        for p in summary["points"]
+        if not p["valid"]
+    ]
 
 
 @app.command()
@@ -167,15 +174,12 @@ def run(
         result = run_benchmark(frozen, out, on_progress, workers, env)
     console.print(_point_table(result.summary))
     for note in result.summary.get("notes", []):
-        console.print(f"[dim]{note}[/dim]")
-    bad = [p for p in result.summary["points"] if not p["valid"]]
+        console.print(f"[dim]{escape(str(note))}[/dim]", highlight=False)
+    bad = _invalid_lines(result.summary)
     if bad:
-        console.print(
-            f"[yellow]{len(bad)} point(s) invalid (over 5 % failed requests): "
-            f"{', '.join(p['point_id'] for p in bad)}; errors: "
-            f"{[p['errors'] for p in bad]}. Records are in "
-            f"{result.run_dir / 'records.jsonl'}.[/yellow]"
-        )
+        console.print(f"[yellow]{len(bad)} point(s) invalid:[/yellow]", highlight=False)
+        for line in bad:
+            console.print(f"[yellow]  {line}[/yellow]", highlight=False)
     console.print(f"report: {result.run_dir / 'report.html'}")
     if bad:
         raise typer.Exit(3)

@@ -26,6 +26,7 @@ from scoville.client.seam import real_loop_factory
 from scoville.client.selftest.calibrate import Envelope, load_envelope
 from scoville.errors import TargetError
 from scoville.metrics.compute import Declared, summarize
+from scoville.metrics.row import SummaryRow
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink, RecordSink, Sink, read_records
 from scoville.report.html import render
@@ -321,7 +322,7 @@ def summarize_run(
             workers=dict(measured.workers) or None,
             envelope=envelope,
         )
-        rows = [row.with_columns(columns.get(row.point_id, {})) for row in rows]
+        rows = [_with_client_verdict(row, columns.get(row.point_id, {})) for row in rows]
     server = telemetry.server if telemetry is not None else None
     summary = summary_doc(
         run_dir.name,
@@ -335,6 +336,14 @@ def summarize_run(
     write_summary(run_dir, summary)
     write_report([run_dir], run_dir / "report.html")
     return RunResult(run_dir, summary)
+
+
+def _with_client_verdict(row: SummaryRow, columns: Mapping[str, Any]) -> SummaryRow:
+    """The row with telemetry's columns; a point the client distrusts is not valid."""
+    row = row.with_columns(columns)
+    if columns.get("valid_client") is False:
+        return row.distrusted(str(columns.get("client_reason") or "client distrusted"))
+    return row
 
 
 def _pairs(mapping: Mapping[str, Any]) -> str:

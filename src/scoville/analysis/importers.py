@@ -131,7 +131,7 @@ def _ix_power(flat: Mapping[str, Any], row: dict[str, Any]) -> None:
 def rows_to_inferencex(rows: Sequence[Row]) -> list[dict[str, Any]]:
     """Our ROWs as InferenceX agg rows (times in seconds; intvty = 1 / the TPOT statistic, as
     InferenceX computes it). Per-kW fields are not part of their format; board-measured power
-    goes to `avg_power_w`."""
+    goes to `avg_power_w`. Each row adds `valid` and `invalid_reason` (ours)."""
     out: list[dict[str, Any]] = []
     for r in rows:
         n = r.get("n_accelerators")
@@ -162,6 +162,9 @@ def rows_to_inferencex(rows: Sequence[Row]) -> list[dict[str, Any]]:
                 d[f"{'p99.9' if stat == 'p999' else stat}_intvty"] = 1.0 / tpot
         if r.get("power_boundary") == "board-measured" and num(r, "power_w_per_accelerator"):
             d["avg_power_w"], d["power_valid"] = r.get("power_w_per_accelerator"), 1
+        # not an InferenceX field: whether scoville trusts the point, and if not, why
+        d["valid"] = bool(r.get("valid", True))
+        d["invalid_reason"] = r.get("invalid_reason")
         out.append(d)
     return out
 

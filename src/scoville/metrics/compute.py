@@ -101,11 +101,35 @@ def per_kw(tok_per_s_per_accelerator: float, w_per_accelerator: float) -> float:
     return tok_per_s_per_accelerator / (w_per_accelerator / 1000.0)
 
 
+# A point needs this many successful measured requests to have numbers at all. (How many a
+# percentile needs is the spec's choice: docs/DESIGN.md gives the embedded default's counts.)
+MIN_OK_REQUESTS = 1
+
+
+def invalid_reasons(
+    n_ok: int, n_sent: int, diagnostic: bool = False, errors: Mapping[str, int] | None = None
+) -> list[str]:
+    """Why the point's numbers cannot be trusted, one short phrase each (empty = valid): more
+    than INVALID_FAILURE_RATE of the measured requests failed, fewer than MIN_OK_REQUESTS
+    succeeded, or the window is diagnostic (e.g. too short)."""
+    reasons: list[str] = []
+    failed = n_sent - n_ok
+    if n_sent and failed / n_sent > INVALID_FAILURE_RATE:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted((errors or {}).items()))
+        reasons.append(
+            f"{failed} of {n_sent} requests failed"
+            f" (> {INVALID_FAILURE_RATE:.0%}{': ' + kinds if kinds else ''})"
+        )
+    if n_ok < MIN_OK_REQUESTS:
+        reasons.append(f"too few samples ({n_ok} successful requests)")
+    if diagnostic:
+        reasons.append("diagnostic window (too short to publish)")
+    return reasons
+
+
 def point_valid(n_ok: int, n_sent: int, diagnostic: bool = False) -> bool:
-    """A point is valid when some request succeeded, at most INVALID_FAILURE_RATE of the
-    measured requests failed, and its window is not diagnostic (e.g. too short)."""
-    failure_rate = (n_sent - n_ok) / n_sent if n_sent else 1.0
-    return n_ok > 0 and failure_rate <= INVALID_FAILURE_RATE and not diagnostic
+    """A point is valid when `invalid_reasons` finds nothing."""
+    return not invalid_reasons(n_ok, n_sent, diagnostic)
 
 
 def _throughputs(ok: Sequence[RequestRecord], window_s: float, d: Declared) -> dict[str, Any]:
@@ -159,6 +183,7 @@ def summarize_point(
     )
     cached = [r for r in ok if r.cached_tokens is not None]
     cached_in = sum(r.input_tokens for r in cached)
+    reasons = invalid_reasons(len(ok), len(measured), window.diagnostic, _error_counts(measured))
     return SummaryRow(
         point_id=window.point_id,
         mode=window.mode,
@@ -169,7 +194,8 @@ def summarize_point(
         n_ok=len(ok),
         n_failed=len(measured) - len(ok),
         failure_rate=(len(measured) - len(ok)) / len(measured) if measured else 1.0,
-        valid=point_valid(len(ok), len(measured), window.diagnostic),
+        valid=not reasons,
+        invalid_reason="; ".join(reasons) or None,
         window_s=window_s,
         errors=_error_counts(measured),
         **_latency_columns(lats),

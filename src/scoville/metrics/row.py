@@ -26,6 +26,7 @@ NON_METRIC_FIELDS: frozenset[str] = frozenset(
         "n_ok",
         "n_failed",
         "valid",
+        "invalid_reason",
         "errors",
         "n_accelerators",
         "power_w_per_accelerator",
@@ -100,6 +101,7 @@ class SummaryRow:
     input_mismatch: int
     cache_hit_rate: float | None
     token_sources: tuple[str, ...]
+    invalid_reason: str | None = None  # why `valid` is False, one line ("; "-joined phrases)
     labels: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -109,6 +111,11 @@ class SummaryRow:
     def with_columns(self, columns: Mapping[str, Any]) -> SummaryRow:
         """The same row with columns a later stage adds (telemetry, target facts)."""
         return replace(self, extra={**self.extra, **columns}) if columns else self
+
+    def distrusted(self, reason: str) -> SummaryRow:
+        """The same row marked invalid for `reason` (added to any reason it already has)."""
+        joined = "; ".join(r for r in (self.invalid_reason, reason) if r)
+        return replace(self, valid=False, invalid_reason=joined)
 
     def to_dict(self) -> dict[str, Any]:
         """The flat row of summary.json: metric fields, then labels, then added columns."""

@@ -11,7 +11,7 @@ from dataclasses import replace
 from scoville.errors import TargetError
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
 from scoville.targets.base import Target
-from scoville.targets.embedded import MODEL_ALIAS, EmbeddedConfig, EmbeddedServer
+from scoville.targets.embedded import MODEL_ALIAS, EmbeddedConfig, EmbeddedServer, server_threads
 from scoville.targets.http import open_http_target
 
 
@@ -27,14 +27,21 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
     except Exception:
         server.stop()
         raise
-    target.info["embedded"] = {
+    facts: dict[str, object] = {
         "server": "llama.cpp (xllamacpp)",
         "slots": slots,
         "ctx_per_slot": ctx,
+        "threads": server_threads(server.cfg.threads),
+        "cache_ram_mib": server.cfg.cache_ram_mib,
         "url": url,
-        "server_log": str(server.log_path),
     }
-    target.on_close.append(server.stop)
+    target.info["embedded"] = facts
+
+    def stop() -> None:
+        server.stop()  # the log in the temp directory goes with it
+        facts["peak_rss_mb"] = server.peak_rss_mb  # written to the manifest after the run
+
+    target.on_close.append(stop)
     # Facts the spec may leave "unknown": used as labels, and said so in the summary notes.
     return replace(
         target, labels={"precision": "Q4_1", "framework": "llama.cpp", "model": MODEL_ALIAS}
