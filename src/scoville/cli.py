@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
@@ -20,7 +21,7 @@ from scoville.commands import twin as twin_commands
 from scoville.commands._console import console as make_console
 from scoville.commands._options import spec_option
 from scoville.errors import UserError
-from scoville.figures import fixed
+from scoville.figures import num
 from scoville.spec.flags import RUN_FLAGS
 
 if TYPE_CHECKING:
@@ -77,27 +78,32 @@ def _resolve(spec: Path | None, sets: list[str] | None, given: dict[str, object]
     return load_spec(spec, list(sets or []), run_values(given))
 
 
-# (header, key, decimals, scale): two-line headers keep the table within 80 columns
+# (header, row key, scale): short two-line headers and no vertical rules keep the table
+# within 80 columns; figures are `num` (thousands separated from 100 up, else 3 digits)
 _POINT_COLUMNS = (
-    ("TTFT\np50 ms", "median_ttft", 1, 1e3),
-    ("TPOT\np50 ms", "median_tpot", 2, 1e3),
-    ("E2E\np50 s", "median_e2e", 2, 1.0),
-    ("tok/s/user\np50", "median_intvty", 1, 1.0),
-    ("tok/s\n/accel", "tput_per_gpu", 1, 1.0),
-    ("out tok/s\n/accel", "output_tput_per_gpu", 1, 1.0),
+    ("TTFT\np50 ms", "median_ttft", 1e3),
+    ("TPOT\np50 ms", "median_tpot", 1e3),
+    ("E2E\np50 s", "median_e2e", 1.0),
+    ("tok/s\n/user", "median_intvty", 1.0),
+    ("tok/s\n/accel", "tput_per_gpu", 1.0),
+    ("out tok/s\n/accel", "output_tput_per_gpu", 1.0),
 )
+
+
+def _scaled(v: object, scale: float) -> object:
+    return v * scale if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _point_table(summary: SummaryDoc) -> Table:
     """One line per point; invalid points say why below the table (`_invalid_lines`)."""
-    table = Table(title=f"run {summary['run_id']}")
+    table = Table(title=f"run {summary['run_id']}", box=box.SIMPLE_HEAD)
     table.add_column("point", justify="right")
     table.add_column("ok/\nsent", justify="right")
     for header, *_ in _POINT_COLUMNS:
         table.add_column(header, justify="right")
     table.add_column("valid", justify="right")
     for r in summary["points"]:
-        figures = [fixed(r.get(key), dec, scale) for _h, key, dec, scale in _POINT_COLUMNS]
+        figures = [num(_scaled(r.get(key), scale)) for _h, key, scale in _POINT_COLUMNS]
         valid = "yes" if r["valid"] else "[red]NO[/red]"
         table.add_row(str(r["point_id"]), f"{r['n_ok']}/{r['n_sent']}", *figures, valid)
     return table
@@ -138,40 +144,30 @@ def run(
     envelope: Annotated[
         Path | None,
         typer.Option(
-            help="A `scoville calibrate` envelope; points past it are flagged (default: ./scoville-calibration.json if present)."
+            help="A `scoville calibrate` envelope; points past it are flagged (default: "
+            "OUT/scoville-calibration.json if present, where `scoville calibrate` writes it)."
         ),
     ] = None,
 ) -> None:
     """Run a benchmark sweep and write a bundle with report.html (embedded target by default)."""
     given = {k: v for k, v in locals().items() if k in RUN_FLAGS}
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
+    from scoville.commands._progress import RunProgress
     from scoville.pipeline import run_benchmark
 
     frozen = _resolve(spec, set_, given)
+    rate_list = frozen.load.request_rates_per_s
+    rates_text = "; rates " + ", ".join(f"{r:g}" for r in rate_list) + " req/s" if rate_list else ""
     console.print(
         f"spec {frozen.content_hash()}: target {frozen.target.url}, ISL "
         f"{frozen.shape.isl_tokens} / OSL {frozen.shape.osl_tokens} (range ratio "
-        f"{frozen.shape.range_ratio}), points {list(frozen.load.concurrency)}"
-        f"{' rates ' + str(list(frozen.load.request_rates_per_s)) if frozen.load.request_rates_per_s else ''}"
+        f"{frozen.shape.range_ratio}), concurrency {', '.join(map(str, frozen.load.concurrency))}"
+        f"{rates_text}",
+        highlight=False,
     )
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    ) as progress:
-        tasks: dict[str, object] = {}
-
-        def on_progress(point_id: str, done: int, total: int) -> None:
-            if point_id not in tasks:
-                tasks[point_id] = progress.add_task(f"point {point_id}", total=total)
-            progress.update(tasks[point_id], completed=done)  # type: ignore[arg-type]
-
-        default_env = Path("scoville-calibration.json")
-        env = envelope or (default_env if default_env.is_file() else None)
-        result = run_benchmark(frozen, out, on_progress, workers, env)
+    default_env = out / "scoville-calibration.json"
+    env = envelope or (default_env if default_env.is_file() else None)
+    with RunProgress(console, frozen) as progress:
+        result = run_benchmark(frozen, out, progress.point, workers, env, on_stage=progress.stage)
     console.print(_point_table(result.summary))
     for note in result.summary.get("notes", []):
         console.print(f"[dim]{escape(str(note))}[/dim]", highlight=False)
@@ -201,7 +197,11 @@ def serve_embedded(
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (several = comparison).")],
     out: Annotated[
-        Path | None, typer.Option(help="Output HTML (default: in the run, or comparison.html).")
+        Path | None,
+        typer.Option(
+            help="Output HTML (default: the run's report.html; for several runs, "
+            "comparison.html beside the first run)."
+        ),
     ] = None,
 ) -> None:
     """Rebuild report.html from one or more run bundles."""
@@ -209,7 +209,8 @@ def report(
     from scoville.pipeline import write_report
 
     runs = find_runs(run_dirs)
-    dest = out or (runs[0].path / "report.html" if len(runs) == 1 else Path("comparison.html"))
+    first = runs[0].path
+    dest = out or (first / "report.html" if len(runs) == 1 else first.parent / "comparison.html")
     console.print(f"report: {write_report([r.path for r in runs], dest)}")
 
 

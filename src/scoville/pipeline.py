@@ -37,7 +37,10 @@ from scoville.telemetry.annotate import telemetry_columns, timeline
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
 from scoville.workload.fixed import Prompt, exact_prompt
 
-OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
+# (point_id, requests done, requests in the point, output tokens done): once per completed
+# request, never per chunk, so a progress display costs the measuring loop nothing per token
+OnProgress = Callable[[str, int, int, int], None]
+OnStage = Callable[[str], None]  # one line: what the run is doing now (start, probe, ...)
 
 
 @dataclass
@@ -119,13 +122,14 @@ class Driven:
 
 
 def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[RequestRecord], None]:
-    total, done = len(plan.warmup) + len(plan.measured), 0
+    total, done, tokens = len(plan.warmup) + len(plan.measured), 0, 0
 
-    def tick(_r: RequestRecord) -> None:
-        nonlocal done
+    def tick(r: RequestRecord) -> None:
+        nonlocal done, tokens
         done += 1
+        tokens += r.output_tokens
         if on_progress:
-            on_progress(plan.point_id, done, total)
+            on_progress(plan.point_id, done, total, tokens)
 
     return tick
 
@@ -172,17 +176,21 @@ async def drive(
     notes: list[str],
     workers: WorkersSpec | None = None,
     work_dir: Path | None = None,
+    on_stage: OnStage | None = None,
 ) -> Driven:
     """Probe, build every point's prompts, then run the points one after another, with
     telemetry (power, server metrics, client integrity) recorded around the sweep."""
     workers = workers or WorkersSpec("inline")
     driven = Driven()
+    stage = on_stage or (lambda _msg: None)
     try:
+        stage("probe: one 1-token request measures the server's prompt template")
         overhead, note = await template_overhead(target, spec)
         notes.append(note)
         if target.tokenizer is None:
             raise TargetError("The target has no tokenizer; exact-length prompts need one.")
         salt = secrets.token_hex(8)  # fresh prompt text per run: no cache hits across runs
+        stage("building exact-length prompts")
         notes.append(f"prompt-text salt {salt} (lengths follow the seed; text is fresh per run)")
         plans: Sequence[PointPlan] = build_plans(
             spec, target.tokenizer if target.wants_text else None, overhead, salt
@@ -231,6 +239,7 @@ def run_benchmark(
     workers: str | None = None,
     envelope: Path | None = None,
     keep_records: bool = True,
+    on_stage: OnStage | None = None,
 ) -> RunResult:
     """Measure `spec` and write its bundle; records reach disk even if the run is stopped.
     `keep_records=False` keeps them in memory only (no records.jsonl; the summary and
@@ -238,9 +247,12 @@ def run_benchmark(
 
     `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
     "ray://head:10001?workers=16"; None or "1" keeps the client in this process.
-    `envelope` is a `scoville calibrate` result: points beyond it are flagged."""
+    `envelope` is a `scoville calibrate` result: points beyond it are flagged. `on_stage`
+    hears one line per stage (target start, probe, prompts); `on_progress` each request."""
     workers_spec = parse_workers(workers)
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
+    if on_stage is not None:
+        on_stage(f"starting target {spec.target.url}")
     target = open_target(spec)
     run_dir = new_run_dir(out_dir, spec)
     write_spec(run_dir, spec)
@@ -254,7 +266,16 @@ def run_benchmark(
     try:
         with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
             driven = runner.run(
-                drive(target, spec, sink, on_progress, notes, workers_spec, run_dir / "workers")
+                drive(
+                    target,
+                    spec,
+                    sink,
+                    on_progress,
+                    notes,
+                    workers_spec,
+                    run_dir / "workers",
+                    on_stage,
+                )
             )
     except KeyboardInterrupt:
         interrupted = True
