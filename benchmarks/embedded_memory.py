@@ -4,8 +4,8 @@ Each request carries a prompt never seen before (as every benchmark prompt is), 
 prompt cache can only grow. Prints the server's resident memory every `--every` requests and
 the growth over the second half of the soak (MB per 100 requests).
 
-    python benchmarks/embedded_memory.py --requests 300 --cache-ram-mib 0
-    python benchmarks/embedded_memory.py --requests 300 --cache-ram-mib 8192   # llama.cpp's default
+    python benchmarks/embedded_memory.py --requests 320
+    python benchmarks/embedded_memory.py --requests 320 --cache-ram-mib 8192   # llama.cpp's default
 """
 
 from __future__ import annotations
@@ -21,8 +21,17 @@ from scoville.targets.embedded import MODEL_ALIAS, EmbeddedConfig, EmbeddedServe
 
 
 def one_request(url: str, max_tokens: int) -> None:
-    prompt = f"{secrets.token_hex(8)} " + " ".join(secrets.token_hex(3) for _ in range(24))
-    body = json.dumps({"model": MODEL_ALIAS, "prompt": prompt, "max_tokens": max_tokens})
+    """One streamed completion of a fresh ~60-token prompt, read to the end."""
+    words = " ".join(f"word{secrets.randbelow(10_000)}" for _ in range(20))
+    body = json.dumps(
+        {
+            "model": MODEL_ALIAS,
+            "prompt": f"{secrets.token_hex(4)} {words}",
+            "max_tokens": max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+    )
     req = urllib.request.Request(
         url + "/v1/completions", body.encode(), {"Content-Type": "application/json"}
     )
@@ -35,7 +44,7 @@ def soak(
 ) -> list[tuple[int, float, float]]:
     """(requests done, RSS MB, seconds) after every `every` requests."""
     server = EmbeddedServer(
-        EmbeddedConfig(parallel=streams, ctx_per_slot=256, cache_ram_mib=cache_ram_mib)
+        EmbeddedConfig(parallel=streams, ctx_per_slot=192, cache_ram_mib=cache_ram_mib)
     )
     url = server.start()
     t0 = time.monotonic()
@@ -56,10 +65,10 @@ def soak(
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=300)
-    ap.add_argument("--every", type=int, default=50)
+    ap.add_argument("--every", type=int, default=32)
     ap.add_argument("--cache-ram-mib", type=int, default=EmbeddedConfig.cache_ram_mib)
-    ap.add_argument("--streams", type=int, default=4)
-    ap.add_argument("--max-tokens", type=int, default=4)
+    ap.add_argument("--streams", type=int, default=16)
+    ap.add_argument("--max-tokens", type=int, default=16)
     a = ap.parse_args()
     s = soak(a.requests, a.every, a.cache_ram_mib, a.streams, a.max_tokens)
     half = s[len(s) // 2 :]

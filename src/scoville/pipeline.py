@@ -332,7 +332,7 @@ def summarize_run(
     }
     records, windows, telemetry = measured.records, measured.windows, measured.telemetry
     rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
-    rows = [row.with_columns(source.extra.get(row.point_id, {})) for row in rows]
+    rows = [_with_verdicts(row, source.extra.get(row.point_id, {})) for row in rows]
     if telemetry is not None:
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
         columns = telemetry_columns(
@@ -343,7 +343,7 @@ def summarize_run(
             workers=dict(measured.workers) or None,
             envelope=envelope,
         )
-        rows = [_with_client_verdict(row, columns.get(row.point_id, {})) for row in rows]
+        rows = [_with_verdicts(row, columns.get(row.point_id, {})) for row in rows]
     server = telemetry.server if telemetry is not None else None
     summary = summary_doc(
         run_dir.name,
@@ -359,11 +359,17 @@ def summarize_run(
     return RunResult(run_dir, summary)
 
 
-def _with_client_verdict(row: SummaryRow, columns: Mapping[str, Any]) -> SummaryRow:
-    """The row with telemetry's columns; a point the client distrusts is not valid."""
+# Columns a later stage adds that can distrust a point: (verdict column, its one-line reason).
+_VERDICTS = (("valid_client", "client_reason"), ("agentic_valid", "agentic_reason"))
+
+
+def _with_verdicts(row: SummaryRow, columns: Mapping[str, Any]) -> SummaryRow:
+    """The row with a later stage's columns; a point the client (telemetry) or the agentic
+    rules distrust is not valid, and its `invalid_reason` says why."""
     row = row.with_columns(columns)
-    if columns.get("valid_client") is False:
-        return row.distrusted(str(columns.get("client_reason") or "client distrusted"))
+    for verdict, reason in _VERDICTS:
+        if columns.get(verdict) is False:
+            row = row.distrusted(str(columns.get(reason) or verdict.replace("_", " ")))
     return row
 
 

@@ -26,9 +26,9 @@ from scoville.spec.agentic import AgenticSpec
 from scoville.spec.defaults import AGENTIC_WINDOW_TOKENS, target_kind
 from scoville.spec.flags import apply_values
 from scoville.spec.load import read_mapping, validate_as
-from scoville.spec.model import BenchmarkSpec, LoadSpec, SequenceShape
+from scoville.spec.model import AcceleratorSpec, BenchmarkSpec, LoadSpec, SequenceShape
 from scoville.targets.base import Target
-from scoville.targets.registry import open_target
+from scoville.targets.registry import context_window_tokens, open_target
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
 from scoville.workload.agentic.build import AgenticWorkload, build_workload, detect_source
 from scoville.workload.agentic.prompts import PromptBook, WordVocab
@@ -141,7 +141,9 @@ def agentic_rows(
     }
     rows = [agentic_point(records, w, spec.accelerators.count, slo) | trace for w in windows]
     extra = {
-        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY} | trace | {"agentic_valid": r["valid"]}
+        r["point_id"]: {k: r[k] for k in AGENTIC_ONLY}
+        | trace
+        | {"agentic_valid": r["valid"], "agentic_reason": r["invalid_reason"]}
         for r in rows
     }
     return rows, extra
@@ -157,12 +159,21 @@ def run_replay(
     point and write the bundle, with `agentic.json` beside it."""
     window = spec.context.target_window_tokens
     if window is None:
-        window = AGENTIC_WINDOW_TOKENS[target_kind(spec.target.url)]
+        window = AGENTIC_WINDOW_TOKENS[target_kind(spec.target.url)] or context_window_tokens(
+            spec.target.url
+        )
     wl = build_workload(spec, window)
     bspec = benchmark_spec_for(spec, wl)
     nonce = secrets.randbits(32) if nonce is None else nonce
     notes = [*wl.notes, f"agentic spec {spec.content_hash()}; marker nonce {nonce}"]
     target = (opener or open_target)(bspec)
+    if target.accelerators is not None and spec.accelerators == AcceleratorSpec():
+        # the target's own accelerators (the twin's H200 x8): spec.json, labels and every
+        # per-accelerator figure then divide by the same count
+        acc = target.accelerators
+        notes.append(f"accelerators from the target: {acc.kind} x{acc.count}")
+        spec = spec.model_copy(update={"accelerators": acc})
+        bspec = bspec.model_copy(update={"accelerators": acc})
     with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
         records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce))
     rows, extra = agentic_rows(spec, wl, records, windows)

@@ -203,6 +203,7 @@ def agentic_point(
     ok = [r for r in rs if r.error is None and r.chunk_ns]
     dur_s = max(1e-9, (window.end_ns - window.start_ns) / 1e9)
     out_tok = sum(r.output_tokens for r in ok)
+    valid = not window.diagnostic and not any(n.startswith("invalid") for n in window.notes)
     row: dict[str, Any] = {
         "point_id": window.point_id,
         "mode": "lanes",
@@ -217,8 +218,9 @@ def agentic_point(
             1 for r in records if r.point_id == window.point_id and r.phase == "primer"
         ),
         "window_s": dur_s,
-        "valid": not window.diagnostic and not any(n.startswith("invalid") for n in window.notes),
+        "valid": valid,
         "diagnostic": window.diagnostic,
+        "invalid_reason": None if valid else "; ".join(window.notes) or "invalid",
         "output_tok_per_s": out_tok / dur_s,
         "output_tput_per_accelerator": out_tok / dur_s / max(1, n_accelerators),
         "req_per_s": len(ok) / dur_s,

@@ -48,6 +48,16 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
     )
 
 
+def context_window_tokens(url: str) -> int | None:
+    """The context window of the target `url` names, when known without asking it: the twin
+    model's `max_position_embeddings`; None for anything else (an endpoint must be told)."""
+    if not url.startswith("twin:"):
+        return None
+    from scoville.twin.target import parse_twin_url
+
+    return int(parse_twin_url(url).model.max_position_embeddings)
+
+
 def _open_http(spec: BenchmarkSpec) -> Target:
     return open_http_target(spec, spec.target.url)
 
