@@ -85,7 +85,7 @@ def _point_table(rows: Sequence[dict[str, Any]]) -> str:
             escape(str(r["point_id"])),
             f"{r['n_ok']}/{r['n_sent']}",
             _num(r.get("failure_rate"), 100),
-            "yes" if r.get("valid") else "NO",
+            "yes" if r.get("valid") else "NO: " + escape(str(r.get("invalid_reason") or "")),
             _num(r.get("median_ttft"), 1e3),
             _num(r.get("p99_ttft"), 1e3),
             _num(r.get("median_tpot"), 1e3, 2),
@@ -237,7 +237,7 @@ def render(
         "<p class='note'>Interactivity = 1/TPOT (tok/s/user); percentiles of interactivity "
         "are tail-aligned (pX = 1/pX(TPOT)). Throughput per accelerator counts input + "
         "output tokens of successful measured requests over the measurement window "
-        "(warmup excluded). Rows shaded red are invalid (&gt; 5 % failures).</p>",
+        "(warmup excluded). Rows shaded red are invalid; the valid column says why.</p>",
         f"<div class='charts'>{''.join(charts)}</div>",
     ]
     for run in runs:
