@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich import box
 from rich.table import Table
 
 from scoville.errors import UserError
