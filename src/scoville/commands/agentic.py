@@ -85,9 +85,9 @@ COLUMNS = (  # (header, row field, unit); two-line headers keep the table within
     ("lanes", "lanes", ""),
     ("req/s", "req_per_s", ""),
     ("out tok/s\n/accel", "output_tput_per_accelerator", ""),
-    ("tok/s/user\np90 ITL", "intvty_agentx", ""),
-    ("TTFT\nhit", "median_ttft_hit", " s"),
-    ("TTFT\nmiss", "median_ttft_miss", " s"),
+    ("intvty\np90 ITL", "intvty_agentx", ""),
+    ("TTFT\nhit s", "median_ttft_hit", ""),
+    ("TTFT\nmiss s", "median_ttft_miss", ""),
     ("cache\nmeas.", "cache_hit_rate_measured", ""),
     ("cache\ntheo.", "cache_hit_rate_theoretical", ""),
 )
@@ -107,7 +107,7 @@ def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> bool:
         table.add_column(header, justify="right")
     table.add_column("valid", justify="right")
     for r in res.rows:
-        verdict = "yes" if r["valid"] else ("diagnostic" if r["diagnostic"] else "NO")
+        verdict = "yes" if r["valid"] else ("diag." if r["diagnostic"] else "NO")
         table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict)
     con.print(table)
     bad = [r for r in res.rows if not r["valid"]]
