@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -49,7 +48,7 @@ def _options(catalogue: list[Path] | None, **values: Any) -> TwinOptions:
     return TwinOptions.build(catalogue=tuple(str(c) for c in catalogue or ()), **values)
 
 
-# Two-line headers and no vertical rules: the table fits 80 columns.
+# Two-line headers: the table fits 80 columns.
 _COLUMNS = (
     ("conc", lambda r: f"{r['level']:g}"),
     ("tok/s\n/GPU", lambda r: f"{r['tput_per_gpu']:,.0f}"),
@@ -64,7 +63,7 @@ _COLUMNS = (
 
 
 def _frontier_table(title: str, rows: list[dict[str, Any]]) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD)
+    table = Table(title=title)
     for col, _fmt in _COLUMNS:
         table.add_column(col, justify="right")
     for r in rows:
