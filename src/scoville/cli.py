@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from scoville.commands import agentic as agentic_commands
@@ -24,7 +26,7 @@ from scoville.commands import twin as twin_commands
 from scoville.commands._console import console as make_console
 from scoville.commands._options import spec_option
 from scoville.errors import StorageError, UserError
-from scoville.figures import fixed, ok_of_sent
+from scoville.figures import num, ok_of_sent
 from scoville.spec.flags import RUN_FLAGS
 
 if TYPE_CHECKING:
@@ -87,32 +89,34 @@ def _resolve(spec: Path | None, sets: list[str] | None, given: dict[str, object]
     return load_spec(spec, list(sets or []), run_values(given))
 
 
+# (header, row key, scale): short two-line headers and no vertical rules keep the table
+# within 80 columns; figures are `num` (thousands separated from 100 up, else 3 digits)
+_POINT_COLUMNS = (
+    ("TTFT\np50 ms", "median_ttft", 1e3),
+    ("TPOT\np50 ms", "median_tpot", 1e3),
+    ("E2E\np50 s", "median_e2e", 1.0),
+    ("tok/s\n/user", "median_intvty", 1.0),
+    ("tok/s\n/accel", "tput_per_gpu", 1.0),
+    ("out tok/s\n/accel", "output_tput_per_gpu", 1.0),
+)
+
+
+def _scaled(v: object, scale: float) -> object:
+    return v * scale if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
 def _point_table(summary: SummaryDoc) -> Table:
-    table = Table(title=f"run {summary['run_id']}")
-    for col in (
-        "point",
-        "ok/sent",
-        "TTFT p50 ms",
-        "TPOT p50 ms",
-        "E2E p50 s",
-        "intvty p50 tok/s/user",
-        "tok/s/accel",
-        "out tok/s/accel",
-        "valid",
-    ):
-        table.add_column(col, justify="right")
+    """One line per point; invalid points say why below the table (`_finish`)."""
+    table = Table(title=f"run {summary['run_id']}", box=box.SIMPLE_HEAD)
+    table.add_column("point", justify="right")
+    table.add_column("ok/\nsent", justify="right")
+    for header, *_ in _POINT_COLUMNS:
+        table.add_column(header, justify="right")
+    table.add_column("valid", justify="right")
     for r in summary["points"]:
-        table.add_row(
-            str(r["point_id"]),
-            ok_of_sent(r),
-            fixed(r.get("median_ttft"), 1, 1e3),
-            fixed(r.get("median_tpot"), 2, 1e3),
-            fixed(r.get("median_e2e"), 3),
-            fixed(r.get("median_intvty")),
-            fixed(r.get("tput_per_gpu")),
-            fixed(r.get("output_tput_per_gpu")),
-            "yes" if r["valid"] else "[red]NO[/red]" + _why(r),
-        )
+        figures = [num(_scaled(r.get(key), scale)) for _h, key, scale in _POINT_COLUMNS]
+        valid = "yes" if r["valid"] else "[red]NO[/red]" + _why(r)
+        table.add_row(str(r["point_id"]), ok_of_sent(r), *figures, valid)
     return table
 
 
@@ -164,40 +168,30 @@ def run(
     envelope: Annotated[
         Path | None,
         typer.Option(
-            help="A `scoville calibrate` envelope; points past it are flagged (default: ./scoville-calibration.json if present)."
+            help="A `scoville calibrate` envelope; points past it are flagged (default: "
+            "OUT/scoville-calibration.json if present, where `scoville calibrate` writes it)."
         ),
     ] = None,
 ) -> None:
     """Run a benchmark sweep and write a bundle with report.html (embedded target by default)."""
     given = {k: v for k, v in locals().items() if k in RUN_FLAGS}
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
+    from scoville.commands._progress import RunProgress
     from scoville.pipeline import run_benchmark
 
     frozen = _resolve(spec, set_, given)
+    rate_list = frozen.load.request_rates_per_s
+    rates_text = "; rates " + ", ".join(f"{r:g}" for r in rate_list) + " req/s" if rate_list else ""
     console.print(
         f"spec {frozen.content_hash()}: target {frozen.target.url}, ISL "
         f"{frozen.shape.isl_tokens} / OSL {frozen.shape.osl_tokens} (range ratio "
-        f"{frozen.shape.range_ratio}), points {list(frozen.load.concurrency)}"
-        f"{' rates ' + str(list(frozen.load.request_rates_per_s)) if frozen.load.request_rates_per_s else ''}"
+        f"{frozen.shape.range_ratio}), concurrency {', '.join(map(str, frozen.load.concurrency))}"
+        f"{rates_text}",
+        highlight=False,
     )
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    ) as progress:
-        tasks: dict[str, object] = {}
-
-        def on_progress(point_id: str, done: int, total: int) -> None:
-            if point_id not in tasks:
-                tasks[point_id] = progress.add_task(f"point {point_id}", total=total)
-            progress.update(tasks[point_id], completed=done)  # type: ignore[arg-type]
-
-        default_env = Path("scoville-calibration.json")
-        env = envelope or (default_env if default_env.is_file() else None)
-        result = run_benchmark(frozen, out, on_progress, workers, env)
+    default_env = out / "scoville-calibration.json"
+    env = envelope or (default_env if default_env.is_file() else None)
+    with RunProgress(console, frozen) as progress:
+        result = run_benchmark(frozen, out, progress.point, workers, env, on_stage=progress.stage)
     _finish(result)
 
 
@@ -212,7 +206,7 @@ def _finish(result: RunResult) -> None:
     console.print(_point_table(result.summary))
     _few_samples_note(result.summary)
     for note in result.summary.get("notes", []):
-        console.print(f"[dim]{note}[/dim]", highlight=False)
+        console.print(f"[dim]{escape(str(note))}[/dim]", highlight=False)
     bad = [p for p in result.summary["points"] if not p["valid"]]
     for p in bad:
         why = "; ".join(p.get("invalid_reasons") or ["invalid"])
@@ -254,8 +248,8 @@ def report(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="HTML file (default: in the run, or comparison.html); for png/svg, a folder "
-            "(default: charts/ in the run, or ./charts)."
+            help="HTML file (default: in the run, or comparison.html beside the first run); for png/svg, a folder "
+            "(default: charts/ in the run, or beside the first run)."
         ),
     ] = None,
     format_: Annotated[
@@ -283,10 +277,12 @@ def report(
     runs = find_runs(run_dirs)
     one = len(runs) == 1
     if format_ == "html":
-        dest = out or (runs[0].path / "report.html" if one else Path("comparison.html"))
+        dest = out or (
+            runs[0].path / "report.html" if one else runs[0].path.parent / "comparison.html"
+        )
         console.print(f"report: {write_report([r.path for r in runs], dest)}")
         return
-    folder = out or (runs[0].path / "charts" if one else Path("charts"))
+    folder = out or (runs[0].path / "charts" if one else runs[0].path.parent / "charts")
     fmt: Literal["png", "svg"] = "png" if format_ == "png" else "svg"
     for path in write_charts([r.path for r in runs], fmt, folder):
         console.print(f"chart: {path}")

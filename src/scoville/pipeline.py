@@ -24,13 +24,14 @@ from scoville.client.seam import real_loop_factory
 from scoville.client.selftest.calibrate import Envelope, load_envelope
 from scoville.errors import StorageError, UserError
 from scoville.metrics.compute import Declared, summarize
+from scoville.metrics.row import SummaryRow
 from scoville.quality.gate import refuse_unmeasured_quality
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink, RecordSink, scan_records
 from scoville.report.export import ChartFormat, export_charts
 from scoville.report.html import render, report_runs
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
-from scoville.sweep import DriveArgs, Driven, OnProgress, Sweep, drive
+from scoville.sweep import DriveArgs, Driven, OnProgress, OnStage, Sweep, drive
 from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import telemetry_columns, timeline
@@ -93,6 +94,7 @@ def run_benchmark(
     workers: str | None = None,
     envelope: Path | None = None,
     keep_records: bool = True,
+    on_stage: OnStage | None = None,
 ) -> RunResult:
     """Measure `spec` and write its bundle; records reach disk as they complete.
     `keep_records=False` keeps them in memory only (no records.jsonl; the summary and
@@ -100,7 +102,8 @@ def run_benchmark(
 
     `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
     "ray://head:10001?workers=16"; None or "1" keeps the client in this process.
-    `envelope` is a `scoville calibrate` result: points beyond it are flagged.
+    `envelope` is a `scoville calibrate` result: points beyond it are flagged. `on_stage`
+    hears one line per stage (target start, probe, prompts); `on_progress` each request.
 
     The manifest is written before the first request (status "running", the prompt salt)
     and again at the end. A SIGINT/SIGTERM stops the sweep and what completed is summarised
@@ -108,6 +111,8 @@ def run_benchmark(
     refuse_unmeasured_quality(spec)  # a quality target the run does not check is refused
     workers_spec = parse_workers(workers)
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
+    if on_stage is not None:
+        on_stage(f"starting target {spec.target.url}")
     target = open_target(spec)
     run_dir = new_run_dir(out_dir, spec)
     sweep = Sweep(secrets.token_hex(8))
@@ -118,7 +123,7 @@ def run_benchmark(
     sink: RecordSink | MemorySink = (
         RecordSink(run_dir / "records.jsonl") if keep_records else MemorySink()
     )
-    args = DriveArgs(on_progress, notes, workers_spec, run_dir / "workers", sweep)
+    args = DriveArgs(on_progress, notes, workers_spec, run_dir / "workers", sweep, on_stage)
     driven = drive_sync(target, spec, sink, life, args)
     records, windows, torn = read_back(sink, run_dir)
     notes.extend(torn)
@@ -207,7 +212,7 @@ def summarize_run(
     }
     records, windows, telemetry = measured.records, measured.windows, measured.telemetry
     rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
-    rows = [row.with_columns(source.extra.get(row.point_id, {})) for row in rows]
+    rows = [_with_verdicts(row, source.extra.get(row.point_id, {})) for row in rows]
     if telemetry is not None:
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
         columns = telemetry_columns(
@@ -218,7 +223,7 @@ def summarize_run(
             workers=dict(measured.workers) or None,
             envelope=envelope,
         )
-        rows = [row.with_columns(columns.get(row.point_id, {})) for row in rows]
+        rows = [_with_verdicts(row, columns.get(row.point_id, {})) for row in rows]
     server = telemetry.server if telemetry is not None else None
     summary = summary_doc(
         run_dir.name,
@@ -235,6 +240,25 @@ def summarize_run(
 
     add_if_configured(run_dir)  # into $SCOVILLE_STORE / the configured store, if any
     return RunResult(run_dir, summary)
+
+
+# Columns a later stage adds that can distrust a point: (verdict column, its one-line reason,
+# the tag its line in `invalid_reasons` starts with).
+_VERDICTS = (
+    ("valid_client", "client_reason", "client"),
+    ("agentic_valid", "agentic_reason", "agentic"),
+)
+
+
+def _with_verdicts(row: SummaryRow, columns: Mapping[str, Any]) -> SummaryRow:
+    """The row with a later stage's columns; a point the client (telemetry) or the agentic
+    rules distrust is not valid, and a tagged line of its `invalid_reasons` says why."""
+    row = row.with_columns(columns)
+    for verdict, reason, tag in _VERDICTS:
+        if columns.get(verdict) is False:
+            why = str(columns.get(reason) or verdict.replace("_", " "))
+            row = row.distrusted(f"{tag}: {why}")
+    return row
 
 
 def _pairs(mapping: Mapping[str, Any]) -> str:

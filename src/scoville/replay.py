@@ -29,7 +29,7 @@ from scoville.spec.flags import apply_values
 from scoville.spec.load import read_mapping, validate_as
 from scoville.spec.model import BenchmarkSpec, LoadSpec, SequenceShape
 from scoville.targets.base import Target
-from scoville.targets.registry import open_target
+from scoville.targets.registry import context_window_tokens, open_target
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
 from scoville.workload.agentic.build import AgenticWorkload, build_workload, detect_source
 from scoville.workload.agentic.prompts import PromptBook, WordVocab
@@ -157,7 +157,7 @@ def agentic_rows(
     extra = {
         r["point_id"]: {k: r[k] for k in AGENTIC_ONLY}
         | trace
-        | {"agentic_valid": r["valid"], "agentic_invalid_reasons": r["invalid_reasons"]}
+        | {"agentic_valid": r["valid"], "agentic_reason": "; ".join(r["invalid_reasons"]) or None}
         for r in rows
     }
     return rows, extra
@@ -173,13 +173,15 @@ def run_replay(
     point and write the bundle, with `agentic.json` beside it."""
     window = spec.context.target_window_tokens
     if window is None:
-        window = AGENTIC_WINDOW_TOKENS[target_kind(spec.target.url)]
+        window = AGENTIC_WINDOW_TOKENS[target_kind(spec.target.url)] or context_window_tokens(
+            spec.target.url
+        )
     wl = build_workload(spec, window)
     bspec = benchmark_spec_for(spec, wl)
     nonce = secrets.randbits(32) if nonce is None else nonce
     notes = [*wl.notes, f"agentic spec {spec.content_hash()}; marker nonce {nonce}"]
-    target = (opener or open_target)(bspec)
     stopped: list[str] = []
+    target = (opener or open_target)(bspec)
     with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
         records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce, stopped))
     if stopped:

@@ -24,7 +24,10 @@ from scoville.targets.base import Target
 from scoville.telemetry.session import TelemetryResult, TelemetrySession
 from scoville.workload.fixed import Prompt, exact_prompt
 
-OnProgress = Callable[[str, int, int], None]  # (point_id, done, total)
+# (point_id, requests done, requests in the point, output tokens done): once per completed
+# request, never per chunk, so a progress display costs the measuring loop nothing per token
+OnProgress = Callable[[str, int, int, int], None]
+OnStage = Callable[[str], None]  # one line: what the run is doing now (probe, prompts, ...)
 
 
 async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, str]:
@@ -74,13 +77,14 @@ class Sweep:
 
 
 def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[RequestRecord], None]:
-    total, done = len(plan.warmup) + len(plan.measured), 0
+    total, done, tokens = len(plan.warmup) + len(plan.measured), 0, 0
 
-    def tick(_r: RequestRecord) -> None:
-        nonlocal done
+    def tick(r: RequestRecord) -> None:
+        nonlocal done, tokens
         done += 1
+        tokens += r.output_tokens
         if on_progress:
-            on_progress(plan.point_id, done, total)
+            on_progress(plan.point_id, done, total, tokens)
 
     return tick
 
@@ -120,9 +124,12 @@ async def _run_scaled(
 
 
 async def _plans(
-    target: Target, spec: BenchmarkSpec, sweep: Sweep, notes: list[str], driven: Driven
+    target: Target, spec: BenchmarkSpec, args: DriveArgs, driven: Driven
 ) -> list[PointPlan]:
     """Probe the target (template overhead), then every point's plan not yet complete."""
+    sweep, notes = args.sweep, args.notes
+    stage = args.on_stage or (lambda _msg: None)
+    stage("probe: one 1-token request measures the server's prompt template")
     overhead, note = await template_overhead(target, spec)
     notes.append(note)
     if sweep.overhead_tokens is not None and sweep.overhead_tokens != overhead:
@@ -136,6 +143,7 @@ async def _plans(
     if target.tokenizer is None:
         raise TargetError("The target has no tokenizer; exact-length prompts need one.")
     notes.append(f"prompt-text salt {sweep.salt} (lengths follow the seed; text is fresh per run)")
+    stage("building exact-length prompts")
     plans: Sequence[PointPlan] = build_plans(
         spec, target.tokenizer if target.wants_text else None, overhead, sweep.salt
     )
@@ -165,6 +173,7 @@ class DriveArgs:
     workers: WorkersSpec
     work_dir: Path
     sweep: Sweep
+    on_stage: OnStage | None = None
 
 
 async def drive(target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs) -> Driven:
@@ -190,7 +199,7 @@ async def drive(target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs
 async def _sweep(
     target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs, driven: Driven
 ) -> None:
-    plans = await _plans(target, spec, args.sweep, args.notes, driven)
+    plans = await _plans(target, spec, args, driven)
     session = None
     if target.has_telemetry:
         session = TelemetrySession.auto(

@@ -13,9 +13,15 @@ from scoville.spec.load import load_spec
 
 
 def test_defaults_and_overrides() -> None:
+    # a remote target: the model's own request counts (the embedded default declares its own)
     spec = load_spec(
         None,
-        ["load.concurrency=1,4", "shape.isl_tokens=64", "accelerators.power_w_per_accelerator=700"],
+        [
+            "target.url=http://127.0.0.1:8000",
+            "load.concurrency=1,4",
+            "shape.isl_tokens=64",
+            "accelerators.power_w_per_accelerator=700",
+        ],
     )
     assert spec.load.concurrency == (1, 4)
     assert spec.shape.isl_tokens == 64
@@ -71,7 +77,8 @@ def test_bad_yaml_file(tmp_path: Path) -> None:
 
 def test_embedded_default_matrix_only_for_the_embedded_target() -> None:
     embedded = load_spec()
-    assert (embedded.shape.isl_tokens, embedded.shape.osl_tokens) == (64, 128)
-    assert load_spec(None, ["shape.isl_tokens=256"]).shape.osl_tokens == 128
+    assert (embedded.shape.isl_tokens, embedded.shape.osl_tokens) == (64, 64)
+    assert load_spec(None, ["shape.isl_tokens=256"]).shape.osl_tokens == 64
+    assert (embedded.requests_for(16), embedded.warmup_for(16)) == (24, 4)
     remote = load_spec(None, ["target.url=http://127.0.0.1:8000"])
     assert (remote.shape.isl_tokens, remote.shape.osl_tokens) == (512, 128)

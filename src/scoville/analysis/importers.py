@@ -132,7 +132,7 @@ def _ix_power(flat: Mapping[str, Any], row: dict[str, Any]) -> None:
 def rows_to_inferencex(rows: Sequence[Row]) -> list[dict[str, Any]]:
     """Our ROWs as InferenceX agg rows (times in seconds; intvty = 1 / the TPOT statistic, as
     InferenceX computes it). Per-kW fields are not part of their format; board-measured power
-    goes to `avg_power_w`."""
+    goes to `avg_power_w`. Each row adds `valid` and `invalid_reasons` (ours)."""
     out: list[dict[str, Any]] = []
     for r in rows:
         n = r.get("n_accelerators")

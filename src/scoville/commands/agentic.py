@@ -78,38 +78,47 @@ def replay(
 
     spec = build_spec(trace, spec_file, values)
     outcome = run_replay(spec, out)
-    print_outcome(spec, outcome)
+    valid = print_outcome(spec, outcome)
     if outcome.stopped:  # 130 / 143, as `run` (README "Exit codes")
         raise typer.Exit({"SIGINT": 130, "SIGTERM": 143}.get(outcome.stopped, 130))
+    if not valid:
+        raise typer.Exit(3)
 
 
-COLUMNS = (  # (header, row field, unit)
+COLUMNS = (  # (header, row field, unit); two-line headers keep the table within 80 columns
     ("lanes", "lanes", ""),
     ("req/s", "req_per_s", ""),
-    ("out tok/s/acc", "output_tput_per_accelerator", ""),
-    ("intvty p90-ITL", "intvty_agentx", ""),
-    ("TTFT hit", "median_ttft_hit", " s"),
-    ("TTFT miss", "median_ttft_miss", " s"),
-    ("cache meas.", "cache_hit_rate_measured", ""),
-    ("cache theo.", "cache_hit_rate_theoretical", ""),
+    ("out tok/s\n/accel", "output_tput_per_accelerator", ""),
+    ("intvty\np90 ITL", "intvty_agentx", ""),
+    ("TTFT\nhit s", "median_ttft_hit", ""),
+    ("TTFT\nmiss s", "median_ttft_miss", ""),
+    ("cache\nmeas.", "cache_hit_rate_measured", ""),
+    ("cache\ntheo.", "cache_hit_rate_theoretical", ""),
 )
 
 
-def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> None:
+def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> bool:
+    """Print the notes, the table and a reason line per invalid point; True if all valid."""
+    from rich import box
+    from rich.markup import escape
     from rich.table import Table
 
     con = console()
     for n in res.notes:
-        con.print(f"[dim]{n}[/dim]")
-    table = Table(title=f"agentic replay: {spec.name}")
+        con.print(f"[dim]{escape(n)}[/dim]", highlight=False)
+    table = Table(title=f"agentic replay: {spec.name}", box=box.SIMPLE_HEAD)
     for header, _, _ in COLUMNS:
-        table.add_column(header)
-    table.add_column("valid")
+        table.add_column(header, justify="right")
+    table.add_column("valid", justify="right")
     for r in res.rows:
-        verdict = "yes" if r["valid"] else ("diagnostic" if r["diagnostic"] else "no")
+        verdict = "yes" if r["valid"] else ("diag." if r["diagnostic"] else "NO")
         table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict)
     con.print(table)
-    for r in res.rows:
-        for reason in r.get("invalid_reasons") or []:
-            con.print(f"[yellow]{r['lanes']:g} lanes: {reason}[/yellow]", highlight=False)
+    bad = [r for r in res.rows if not r["valid"]]
+    for r in bad:
+        for reason in r.get("invalid_reasons") or ["invalid"]:
+            con.print(
+                f"[yellow]{r['lanes']:g} lanes: {escape(str(reason))}[/yellow]", highlight=False
+            )
     con.print(f"bundle: {res.run_dir}")
+    return not bad

@@ -75,8 +75,12 @@ def calibrate_cmd(
         float, typer.Option(help="Absolute p99 timestamp-error limit (ms).")
     ] = 1.0,
     out: Annotated[
-        Path, typer.Option(help="Where to write the envelope (JSON) for later runs.")
-    ] = Path("scoville-calibration.json"),
+        Path,
+        typer.Option(
+            help="Where to write the envelope (JSON); `scoville run --out runs` reads "
+            "runs/scoville-calibration.json by default."
+        ),
+    ] = Path("runs") / "scoville-calibration.json",
 ) -> None:
     """Measure this client's capacity and timestamp error against a reference server with a
     known emission schedule, and print the envelope inside which results are trustworthy."""

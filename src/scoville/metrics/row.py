@@ -128,6 +128,11 @@ class SummaryRow:
         """The same row with columns a later stage adds (telemetry, target facts)."""
         return replace(self, extra={**self.extra, **columns}) if columns else self
 
+    def distrusted(self, reason: str) -> SummaryRow:
+        """The same row marked invalid for `reason` (one tagged line, `tag: why`, added to the
+        reasons it already has)."""
+        return replace(self, valid=False, invalid_reasons=(*self.invalid_reasons, reason))
+
     def to_dict(self) -> dict[str, Any]:
         """The flat row of summary.json: metric fields, then labels, then added columns."""
         out: dict[str, Any] = {}

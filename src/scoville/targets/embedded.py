@@ -67,11 +67,15 @@ class EmbeddedConfig:
     port: int = 0
     parallel: int = 8
     ctx_per_slot: int = 2048
-    threads: int = 0  # 0 = all cores
+    threads: int = 0  # 0 = all cores but one (the client's); at least one
     cache_prompt: bool = True
     poll: int = 50  # llama.cpp's busy-wait between ops (0 = sleep, 100 = always spin)
     kv_cache: str = "f16"  # KV-cache element type: f16, q8_0 or q4_0 (K and V alike)
     speculative: str = "none"  # "ngram": self-speculative n-gram decoding, no draft model
+    # llama.cpp keeps finished prompts' KV state in host memory for reuse (default 8 GiB);
+    # every benchmark prompt is fresh, so the cache only grows: 0 turns it off.
+    cache_ram_mib: int = 0
+    log_dir: Path | None = None  # where the server log goes (default: the temp dir, removed)
 
 
 KV_TYPES = ("f16", "q8_0", "q4_0")
@@ -118,6 +122,14 @@ def _apply_modes(p: object, cfg: EmbeddedConfig) -> None:
         spec.ngram_simple.size_m = NGRAM_DRAFT_TOKENS
 
 
+def server_threads(requested: int, cores: int | None = None) -> int:
+    """llama.cpp threads: `requested`, or all cores but one so the client keeps a core of its
+    own (on 2 cores a 2-thread server and the client fight over both, and llama.cpp's threads
+    spin at their barriers while one of them waits for the CPU: ~2 tok/s instead of ~60)."""
+    n = cores if cores is not None else (os.cpu_count() or 2)
+    return requested if requested > 0 else max(1, n - 1)
+
+
 def serve_forever(cfg: EmbeddedConfig) -> None:
     """Start llama.cpp in this process and block (the child-process entry point)."""
     import xllamacpp
@@ -132,8 +144,9 @@ def serve_forever(cfg: EmbeddedConfig) -> None:
     p.port = cfg.port or 8080
     p.endpoint_metrics = True
     p.cache_prompt = cfg.cache_prompt
+    p.cache_ram_mib = cfg.cache_ram_mib
     for cpu in (p.cpuparams, p.cpuparams_batch):
-        cpu.n_threads = cfg.threads or (os.cpu_count() or 2)
+        cpu.n_threads = server_threads(cfg.threads)
         cpu.poll = cfg.poll
     _apply_modes(p, cfg)
     server = xllamacpp.Server(p)
@@ -150,8 +163,12 @@ class EmbeddedServer:
         self.url = f"http://127.0.0.1:{self.cfg.port}"
         self._proc: subprocess.Popen[bytes] | None = None
         # llama.cpp logs every request. Its log goes to a file, never to an unread pipe: a full
-        # pipe blocks the server's logging and hangs it mid-sweep (seen at ~140 requests).
-        self.log_path = Path(tempfile.gettempdir()) / f"scoville-llamacpp-{self.cfg.port}.log"
+        # pipe blocks the server's logging and hangs it mid-sweep (seen at ~140 requests). In
+        # `log_dir` (the run directory) it is kept; in the temp directory it is removed on stop.
+        where = cfg.log_dir or Path(tempfile.gettempdir())
+        name = "llamacpp.log" if cfg.log_dir else f"scoville-llamacpp-{self.cfg.port}.log"
+        self.log_path = where / name
+        self.peak_rss_mb: float | None = None  # the server's peak resident memory, at stop
 
     def _log_tail(self) -> str:
         try:
@@ -199,7 +216,16 @@ class EmbeddedServer:
             f"{timeout_s:.0f} s on {self.url}."
         )
 
+    def rss_mb(self) -> tuple[float, float] | None:
+        """(current, peak) resident memory of the server process in MB, from /proc (Linux)."""
+        if self._proc is None:
+            return None
+        return process_rss_mb(self._proc.pid)
+
     def stop(self) -> None:
+        rss = self.rss_mb()
+        if rss is not None:
+            self.peak_rss_mb = rss[1]
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
             try:
@@ -208,6 +234,24 @@ class EmbeddedServer:
                 self._proc.kill()
                 self._proc.wait()
         self._proc = None
+        if self.cfg.log_dir is None:
+            self.log_path.unlink(missing_ok=True)
+
+
+def process_rss_mb(pid: int) -> tuple[float, float] | None:
+    """(VmRSS, VmHWM) of process `pid` in MB (10^6 bytes), or None where /proc has no answer."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    kib = {
+        k: int(v.split()[0])
+        for k, v in (line.split(":", 1) for line in text.splitlines() if ":" in line)
+        if k in ("VmRSS", "VmHWM")
+    }
+    if len(kib) < 2:
+        return None
+    return kib["VmRSS"] * 1024 / 1e6, kib["VmHWM"] * 1024 / 1e6
 
 
 def main(argv: list[str] | None = None) -> None:

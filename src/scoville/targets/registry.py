@@ -15,6 +15,7 @@ from scoville.targets.embedded import (
     MODEL_ALIAS,
     EmbeddedConfig,
     EmbeddedServer,
+    server_threads,
     with_url_options,
 )
 from scoville.targets.http import open_http_target
@@ -33,20 +34,37 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
     except Exception:
         server.stop()
         raise
-    target.info["embedded"] = {
+    facts: dict[str, object] = {
         "server": "llama.cpp (xllamacpp)",
         "slots": slots,
         "ctx_per_slot": ctx,
+        "threads": server_threads(server.cfg.threads),
+        "cache_ram_mib": server.cfg.cache_ram_mib,
         "url": url,
-        "server_log": str(server.log_path),
         "kv_cache": server.cfg.kv_cache,
         "speculative": server.cfg.speculative,
     }
-    target.on_close.append(server.stop)
+    target.info["embedded"] = facts
+
+    def stop() -> None:
+        server.stop()  # the log in the temp directory goes with it
+        facts["peak_rss_mb"] = server.peak_rss_mb  # written to the manifest after the run
+
+    target.on_close.append(stop)
     # Facts the spec may leave "unknown": used as labels, and said so in the summary notes.
     return replace(
         target, labels={"precision": "Q4_1", "framework": "llama.cpp", "model": MODEL_ALIAS}
     )
+
+
+def context_window_tokens(url: str) -> int | None:
+    """The context window of the target `url` names, when known without asking it: the twin
+    model's `max_position_embeddings`; None for anything else (an endpoint must be told)."""
+    if not url.startswith("twin:"):
+        return None
+    from scoville.twin.target import parse_twin_url
+
+    return int(parse_twin_url(url).model.max_position_embeddings)
 
 
 def _open_http(spec: BenchmarkSpec) -> Target:

@@ -3,7 +3,8 @@
 After the sweep, the pipeline hands over the summary rows, the `TelemetryResult`, the windows
 and records (and, when points ran on several workers, their results; when a calibration exists,
 its envelope). Each row gains the energy, client-integrity and server columns, and a point whose
-client was saturated or pushed beyond its envelope gets `valid_client = False`.
+client was saturated or pushed beyond its envelope gets `valid_client = False` and a one-line
+`client_reason` (the pipeline then marks the point itself invalid).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from scoville.client.scale.workers import WorkerResult
 from scoville.client.selftest.calibrate import Envelope, envelope_flags, point_chunk_rate_per_s
-from scoville.client.selftest.integrity import Thresholds, client_fields
+from scoville.client.selftest.integrity import Thresholds, client_fields, client_reason
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.telemetry.scraper import ServerMetricsSeries
 from scoville.telemetry.session import TelemetryResult
@@ -83,11 +84,15 @@ def telemetry_columns(
             rate = point_chunk_rate_per_s(records, win)
             n_proc = max(1, len(workers[pid])) if workers and pid in workers else 1
             cols["client_chunks_per_s"] = rate
+            cols["client_envelope"] = (
+                f"{envelope.max_streams} streams, {envelope.max_chunks_per_s:,.0f} chunks/s"
+            )
             flags += envelope_flags(
                 win.level / n_proc if win.mode != "rate" else 0, rate / n_proc, envelope
             )
         cols["client_flags"] = flags
         cols["valid_client"] = not flags
+        cols["client_reason"] = client_reason(cols)
         out[pid] = cols
     return out
 

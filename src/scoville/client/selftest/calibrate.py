@@ -27,7 +27,13 @@ from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
 from scoville.client.ports import free_port
 from scoville.client.seam import GenerateRequest, MonotonicClock
-from scoville.client.selftest.integrity import ClientMonitor, cpu_share
+from scoville.client.selftest.integrity import (
+    CPU_SHARE_LIMIT,
+    ClientMonitor,
+    Thresholds,
+    cpu_share,
+    saturation_flags,
+)
 from scoville.errors import DataError
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import Sink
@@ -45,7 +51,7 @@ class Criteria:
 
     ts_err_p99_ms: float = 1.0
     floor_factor: float = 2.0
-    cpu_share: float = 0.90
+    cpu_share: float = CPU_SHARE_LIMIT
     min_rate_ratio: float = 0.90
     server_lag_p99_ms: float = 5.0  # beyond this the reference server, not the client, limits
 
@@ -186,8 +192,11 @@ def judge(
         flags.append("timestamp_error")
         if level.client_cpu_share is not None and level.client_cpu_share < 0.5:
             flags.append("machine_contended")
-    if level.client_cpu_share is not None and level.client_cpu_share >= criteria.cpu_share:
-        flags.append("client_cpu_saturated")
+    # the run-time rule (`integrity.saturation_flags`): CPU share and loop lag, same limits
+    flags += saturation_flags(
+        {"client_cpu_share": level.client_cpu_share, "loop_lag_p99_ms": level.loop_lag_p99_ms},
+        thresholds=Thresholds(cpu_share=criteria.cpu_share),
+    )
     slack = (
         level.server_lag_p99_ms is not None and level.server_lag_p99_ms > criteria.server_lag_p99_ms
     )
