@@ -313,35 +313,21 @@ class LaneDriver:
         st.in_flight += 1
         st.max_in_flight = max(st.max_in_flight, st.in_flight)
         start_ns = self.clock.now_ns()
+
+        def keep(ex: Exchange) -> None:
+            counted = count_chunk_tokens(ex, self.tokenizer)
+            self.sink.write(
+                to_record(ex, req, self.cfg.pid, phase, counted, scheduled_ns, tags=tags)
+            )
+
         try:
             ex = await self.server.generate(req)
         except asyncio.CancelledError:  # the replay is stopping: the request keeps a record
-            ex = cancelled_exchange(start_ns, self.clock.now_ns())
-            self.sink.write(
-                to_record(
-                    ex,
-                    req,
-                    self.cfg.pid,
-                    phase,
-                    count_chunk_tokens(ex, self.tokenizer),
-                    scheduled_ns,
-                    tags=tags,
-                )
-            )
+            keep(cancelled_exchange(start_ns, self.clock.now_ns()))
             raise
         finally:
             st.in_flight -= 1
-        self.sink.write(
-            to_record(
-                ex,
-                req,
-                self.cfg.pid,
-                phase,
-                count_chunk_tokens(ex, self.tokenizer),
-                scheduled_ns,
-                tags=tags,
-            )
-        )
+        keep(ex)
         if phase == "measure":
             tree.sent += 1
             st.measured += 1

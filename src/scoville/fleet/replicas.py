@@ -17,6 +17,7 @@ import aiohttp
 
 from scoville.client.ports import free_port
 from scoville.errors import TargetError
+from scoville.targets.embedded import stop_process
 
 CommandFor = Callable[[int, int], list[str]]  # (port, slots) -> argv
 
@@ -91,13 +92,7 @@ class ReplicaProcess:
         self._proc = None
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        stop_process(self._proc)
         self._proc = None
 
 

@@ -21,6 +21,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scoville.client.ports import free_port
 from scoville.errors import TargetError
@@ -130,6 +131,18 @@ def server_threads(requested: int, cores: int | None = None) -> int:
     return requested if requested > 0 else max(1, n - 1)
 
 
+def stop_process(proc: subprocess.Popen[Any] | None, grace_s: float = 10.0) -> None:
+    """Terminate a child server and wait for it; kill it when it does not stop in `grace_s`."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def serve_forever(cfg: EmbeddedConfig) -> None:
     """Start llama.cpp in this process and block (the child-process entry point)."""
     import xllamacpp
@@ -196,7 +209,11 @@ class EmbeddedServer:
             self.cfg.speculative,
         ]
         with self.log_path.open("wb") as log:
-            self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            # Its own session: a Ctrl-C at the terminal reaches scoville alone, which records
+            # the in-flight requests as cancelled and then stops the server itself.
+            self._proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -226,13 +243,7 @@ class EmbeddedServer:
         rss = self.rss_mb()
         if rss is not None:
             self.peak_rss_mb = rss[1]
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        stop_process(self._proc)
         self._proc = None
         if self.cfg.log_dir is None:
             self.log_path.unlink(missing_ok=True)
