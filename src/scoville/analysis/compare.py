@@ -15,11 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from scoville.analysis.bootstrap import (
-    Interval,
-    RequestArrays,
-    bootstrap_frontier_band_requests,
-)
 from scoville.analysis.comparable import Comparability, conditions_of_rows, judge
 from scoville.analysis.cost import usd_per_million_tokens
 from scoville.analysis.frontier import (
@@ -86,7 +81,7 @@ def _ratio(s: float | None, b: float | None, better: Better) -> float | None:
     return s / b if better == "higher" else b / s
 
 
-def _line(
+def make_line(
     key: str, metric: str, unit: str, s: float | None, b: float | None, better: Better, missing: str
 ) -> CompareLine:
     r = _ratio(s, b, better)
@@ -135,7 +130,7 @@ def _area_line(sys_f: Frontier, base_f: Frontier) -> CompareLine:
             "no common interactivity range",
         )
     s_area, b_area = area_under(sys_f, lo, hi).value, area_under(base_f, lo, hi).value
-    return _line(key, label, unit, s_area, b_area, "higher", "missing")
+    return make_line(key, label, unit, s_area, b_area, "higher", "missing")
 
 
 def _cost_lines(
@@ -151,7 +146,7 @@ def _cost_lines(
     peak_s = _extreme(sys_rows, "tput_per_gpu", "higher")
     peak_b = _extreme(base_rows, "tput_per_gpu", "higher")
     out = [
-        _line(
+        make_line(
             "usd_per_m_tokens_at_peak",
             f"Cost at peak throughput (${usd[0]:g} vs ${usd[1]:g} per accelerator-hour)",
             unit,
@@ -167,7 +162,7 @@ def _cost_lines(
     if best is not None:
         rs, rb = read_at(sys_f, best), read_at(base_f, best)
         status = "ok" if rs.value is not None else f"{rs.status} for system"
-        line = _line(
+        line = make_line(
             "usd_per_m_tokens_at_baseline_best_intvty",
             f"Cost at the baseline's best interactivity ({best:.4g} tok/s/user)",
             unit,
@@ -238,7 +233,7 @@ def _headline_lines(
          "higher", "missing"),
     ]  # fmt: skip
     return [
-        _line(key, label, unit, _extreme(sys_rows, field, better),
+        make_line(key, label, unit, _extreme(sys_rows, field, better),
               _extreme(base_rows, field, better), better, missing)
         for key, label, unit, field, better, missing in table
     ]  # fmt: skip
@@ -367,81 +362,11 @@ def compare_groups(
         ps, pb = prices.get(key.system.lower()), prices.get(base_key.system.lower())
         usd = (ps, pb) if ps is not None and pb is not None else None
         table = compare(g_rows, groups[base_key], targets, usd_per_accelerator_hour=usd)
-        comp = judge(conditions_of_rows(g_rows), base_cond, per_kw=_both_powered(table))
+        comp = judge(conditions_of_rows(g_rows), base_cond, per_kw=both_powered(table))
         out.append(gate(table, comp, allow_unlike))
     return out
 
 
-def _both_powered(table: ComparisonTable) -> bool:
+def both_powered(table: ComparisonTable) -> bool:
+    """Whether both sides of `table` declare power (per-kW lines can be read)."""
     return table.system_power is not None and table.baseline_power is not None
-
-
-def with_request_intervals(
-    table: ComparisonTable,
-    x: float,
-    system_points: Mapping[str, tuple[RequestArrays, float]],
-    baseline_points: Mapping[str, tuple[RequestArrays, float]],
-    n_accelerators: tuple[int, int] = (1, 1),
-    n_resamples: int = 300,
-    seed: int = 0,
-    level: float = 0.95,
-) -> ComparisonTable:
-    """The table plus one line: bootstrap intervals (over requests) of each side's throughput
-    at interactivity x, per kW when both sides declare power, else per accelerator."""
-    per_kw = table.system_power is not None and table.baseline_power is not None
-
-    def side(
-        points: Mapping[str, tuple[RequestArrays, float]], n_acc: int, basis: PowerBasis | None
-    ) -> Interval:
-        band = bootstrap_frontier_band_requests(
-            points, [x], n_acc, "tput_per_gpu", n_resamples, seed, level
-        )
-        iv = band.intervals[0]
-        k = 1000.0 / basis.w_per_accelerator if (per_kw and basis) else 1.0
-
-        def scaled(v: float | None) -> float | None:
-            return None if v is None else v * k
-
-        return Interval(
-            scaled(iv.estimate),
-            scaled(iv.lo),
-            scaled(iv.hi),
-            iv.level,
-            iv.n_resamples,
-            iv.n_defined,
-        )
-
-    si = side(system_points, n_accelerators[0], table.system_power)
-    bi = side(baseline_points, n_accelerators[1], table.baseline_power)
-    s_est, s_lo, s_hi, s_n = si.estimate, si.lo, si.hi, si.n_defined
-    b_est, b_lo, b_hi, b_n = bi.estimate, bi.lo, bi.hi, bi.n_defined
-    unit = "tok/s/kW" if per_kw else "tok/s/acc"
-    note = (
-        f"{level:.0%} interval over requests: system [{figure(s_lo)}, {figure(s_hi)}] "
-        f"({s_n}/{n_resamples} resamples reach x), baseline [{figure(b_lo)}, {figure(b_hi)}] "
-        f"({b_n}/{n_resamples})"
-    )
-    line = _line(
-        "interval_tput_at_intvty",
-        f"Throughput at {x:.4g} tok/s/user, re-measured from requests",
-        unit,
-        s_est,
-        b_est,
-        "higher",
-        "unreachable",
-    )
-    line = CompareLine(
-        line.key,
-        line.metric,
-        line.unit,
-        line.system,
-        line.baseline,
-        line.ratio,
-        line.better,
-        line.status,
-        note,
-    )
-    if table.comparability is not None and not table.comparability.like:
-        return replace(table, lines=(*table.lines, gate(replace(table, lines=(line,)),
-                       table.comparability, table.unlike_allowed).lines[0]))  # fmt: skip
-    return replace(table, lines=(*table.lines, line))

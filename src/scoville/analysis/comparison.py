@@ -6,15 +6,21 @@ intervals over requests, each table paired with its run directory by configurati
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scoville.analysis.bootstrap import RequestArrays
+from scoville.analysis.bootstrap import (
+    Interval,
+    RequestArrays,
+    bootstrap_frontier_band_requests,
+)
 from scoville.analysis.compare import (
     ComparisonTable,
+    both_powered,
     compare_groups,
     find_group,
-    with_request_intervals,
+    gate,
+    make_line,
 )
 from scoville.analysis.frontier import frontier_of
 from scoville.analysis.load import load_point_arrays, load_rows
@@ -22,6 +28,7 @@ from scoville.analysis.power import PowerBasis, with_power
 from scoville.analysis.profile import at_boundary, load_rows_with_runs
 from scoville.analysis.rows import GroupKey, Row, group_rows
 from scoville.analysis.tco import tco_prices
+from scoville.figures import num as figure
 
 PointArrays = dict[str, tuple[RequestArrays, float]]
 
@@ -104,3 +111,65 @@ def add_request_intervals(
             table = with_request_intervals(table, x, sp, bp, (sn, bn), n_resamples=n_resamples)
         out.append(table)
     return out
+
+
+def with_request_intervals(
+    table: ComparisonTable,
+    x: float,
+    system_points: Mapping[str, tuple[RequestArrays, float]],
+    baseline_points: Mapping[str, tuple[RequestArrays, float]],
+    n_accelerators: tuple[int, int] = (1, 1),
+    n_resamples: int = 300,
+    seed: int = 0,
+    level: float = 0.95,
+) -> ComparisonTable:
+    """The table plus one line: bootstrap intervals (over requests) of each side's throughput
+    at interactivity x, per kW when both sides declare power, else per accelerator."""
+    per_kw = both_powered(table)
+
+    def side(
+        points: Mapping[str, tuple[RequestArrays, float]], n_acc: int, basis: PowerBasis | None
+    ) -> Interval:
+        band = bootstrap_frontier_band_requests(
+            points, [x], n_acc, "tput_per_gpu", n_resamples, seed, level
+        )
+        iv = band.intervals[0]
+        k = 1000.0 / basis.w_per_accelerator if (per_kw and basis) else 1.0
+
+        def scaled(v: float | None) -> float | None:
+            return None if v is None else v * k
+
+        return Interval(
+            scaled(iv.estimate),
+            scaled(iv.lo),
+            scaled(iv.hi),
+            iv.level,
+            iv.n_resamples,
+            iv.n_defined,
+        )
+
+    si = side(system_points, n_accelerators[0], table.system_power)
+    bi = side(baseline_points, n_accelerators[1], table.baseline_power)
+    s_est, s_lo, s_hi, s_n = si.estimate, si.lo, si.hi, si.n_defined
+    b_est, b_lo, b_hi, b_n = bi.estimate, bi.lo, bi.hi, bi.n_defined
+    unit = "tok/s/kW" if per_kw else "tok/s/acc"
+    note = (
+        f"{level:.0%} interval over requests: system [{figure(s_lo)}, {figure(s_hi)}] "
+        f"({s_n}/{n_resamples} resamples reach x), baseline [{figure(b_lo)}, {figure(b_hi)}] "
+        f"({b_n}/{n_resamples})"
+    )
+    line = make_line(
+        "interval_tput_at_intvty",
+        f"Throughput at {x:.4g} tok/s/user, re-measured from requests",
+        unit,
+        s_est,
+        b_est,
+        "higher",
+        "unreachable",
+    )
+    line = replace(line, note=note)
+    if table.comparability is not None and not table.comparability.like:
+        (line,) = gate(
+            replace(table, lines=(line,)), table.comparability, table.unlike_allowed
+        ).lines
+    return replace(table, lines=(*table.lines, line))
