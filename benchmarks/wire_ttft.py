@@ -28,10 +28,11 @@ from pathlib import Path
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
-from scoville.client.seam import GenerateRequest, MonotonicClock, real_loop_factory
+from scoville.client.seam import MonotonicClock, real_loop_factory
 from scoville.client.wirecheck import LoopbackCapture, compare, wire_times
 from scoville.records.sink import MemorySink
 from scoville.targets.embedded import free_port
+from scoville.targets.reference_server import tagged_requests
 
 TOKENS = 64
 
@@ -51,26 +52,14 @@ def start_server(port: int, ttft_ms: float, itl_ms: float) -> subprocess.Popen[b
     raise RuntimeError("reference server did not start")
 
 
-def requests(n: int, prefix: str) -> list[GenerateRequest]:
-    return [
-        GenerateRequest(
-            request_id=f"{prefix}{i}",
-            api="completions",
-            input_tokens=3,
-            max_tokens=TOKENS,
-            prompt=f"p{i} hello world",
-            extra_body={"user": f"{prefix}{i}"},
-        )
-        for i in range(n)
-    ]
-
-
 def drive(url: str, streams: int, n: int, fresh: bool) -> tuple[MemorySink, float]:
     """Closed loop at `streams`; returns the records and the client's CPU seconds."""
     clock = MonotonicClock()
     server = OpenAIStreamingServer(url, "reference", clock, fresh_connections=fresh)
     sink = MemorySink()
-    plan = PointPlan(f"c{streams}", "concurrency", streams, [], requests(n, "w"), streams)
+    plan = PointPlan(
+        f"c{streams}", "concurrency", streams, [], tagged_requests(n, "w", TOKENS), streams
+    )
 
     async def go() -> None:
         try:

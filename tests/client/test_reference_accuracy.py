@@ -10,26 +10,13 @@ from itertools import pairwise
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
-from scoville.client.seam import GenerateRequest, MonotonicClock, real_loop_factory
+from scoville.client.seam import MonotonicClock, real_loop_factory
 from scoville.metrics.compute import request_latency
 from scoville.records.sink import MemorySink
+from scoville.targets.reference_server import tagged_requests
 
 STREAMS = 512
 OUT_TOKENS = 16
-
-
-def _requests(n: int) -> list[GenerateRequest]:
-    return [
-        GenerateRequest(
-            request_id=f"q{i}",
-            api="completions",
-            input_tokens=3,
-            max_tokens=OUT_TOKENS,
-            prompt=f"p{i} hello world",
-            extra_body={"user": f"q{i}"},
-        )
-        for i in range(n)
-    ]
 
 
 def test_512_streams_medians_within_1ms_of_truth(reference_url: str) -> None:
@@ -40,7 +27,9 @@ def test_512_streams_medians_within_1ms_of_truth(reference_url: str) -> None:
     # Arrivals spread over 1 s: every stream lasts 1.55 s, so all 512 overlap, without the
     # lock-step bursts of 512 simultaneous frames a synchronised start would cause.
     arrivals = [i * 1_000_000_000 // STREAMS for i in range(STREAMS)]
-    plan = PointPlan("r", "rate", float(STREAMS), [], _requests(STREAMS), None, arrivals)
+    plan = PointPlan(
+        "r", "rate", float(STREAMS), [], tagged_requests(STREAMS, "q", OUT_TOKENS), None, arrivals
+    )
 
     async def go() -> None:
         try:

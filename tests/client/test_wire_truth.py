@@ -17,32 +17,21 @@ import pytest
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
-from scoville.client.seam import GenerateRequest, MonotonicClock, real_loop_factory
+from scoville.client.seam import MonotonicClock, real_loop_factory
 from scoville.client.wirecheck import LoopbackCapture, compare, read_pcap, wire_times
 from scoville.records.sink import MemorySink
+from scoville.targets.reference_server import tagged_requests
 
 STREAMS, TOKENS = 64, 64
-
-
-def _requests(n: int) -> list[GenerateRequest]:
-    return [
-        GenerateRequest(
-            request_id=f"w{i}",
-            api="completions",
-            input_tokens=3,
-            max_tokens=TOKENS,
-            prompt=f"w{i} hello world",
-            extra_body={"user": f"w{i}"},
-        )
-        for i in range(n)
-    ]
 
 
 def _drive(url: str) -> MemorySink:
     clock = MonotonicClock()
     server = OpenAIStreamingServer(url, "reference", clock)
     sink = MemorySink()
-    plan = PointPlan("c64", "concurrency", STREAMS, [], _requests(2 * STREAMS), STREAMS)
+    plan = PointPlan(
+        "c64", "concurrency", STREAMS, [], tagged_requests(2 * STREAMS, "w", TOKENS), STREAMS
+    )
 
     async def go() -> None:
         try:

@@ -25,6 +25,8 @@ from typing import Any
 
 from aiohttp import web
 
+from scoville.client.seam import GenerateRequest
+
 
 @dataclass
 class Schedule:
@@ -228,6 +230,22 @@ async def _detokenize(request: web.Request) -> web.Response:
 
 async def _truth(request: web.Request) -> web.Response:
     return web.json_response(request.app[STATE].truth)
+
+
+def tagged_requests(n: int, prefix: str, max_tokens: int) -> list[GenerateRequest]:
+    """`n` 3-token completions requests, each carrying its id as `user`: the key under which
+    this server logs its own write times, so a client's stamps can be checked per request."""
+    return [
+        GenerateRequest(
+            request_id=f"{prefix}{i}",
+            api="completions",
+            input_tokens=3,
+            max_tokens=max_tokens,
+            prompt=f"{prefix}{i} hello world",
+            extra_body={"user": f"{prefix}{i}"},
+        )
+        for i in range(n)
+    ]
 
 
 def make_app(schedule: Schedule) -> web.Application:
