@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from netns import loopback_netns
 
 pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'scoville[ray]')")
 
@@ -35,24 +36,8 @@ def test_rebase_shifts_only_other_hosts() -> None:
     assert b.records[0].scheduled_ns == 1_590
 
 
-def _netns() -> str:
-    name = f"scoville-ray-{os.getpid()}"
-    for cmd in (
-        ["ip", "netns", "add", name],
-        ["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"],
-    ):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            subprocess.run(["ip", "netns", "delete", name], capture_output=True)
-            pytest.skip(
-                f"cannot make a loopback-only network namespace ({proc.stderr.strip()}); "
-                "the Ray test needs one (root + iproute2) to keep Ray off the network"
-            )
-    return name
-
-
 def test_local_ray_matches_single_process() -> None:
-    ns = _netns()
+    ns = loopback_netns("scoville-ray")
     try:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
         proc = subprocess.run(

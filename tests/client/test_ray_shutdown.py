@@ -16,23 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
+from netns import loopback_netns
 
 pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'scoville[ray]')")
 
 HERE = Path(__file__).parent
-
-
-def _netns() -> str:
-    name = f"scoville-rayoff-{os.getpid()}"
-    for cmd in (
-        ["ip", "netns", "add", name],
-        ["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"],
-    ):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            subprocess.run(["ip", "netns", "delete", name], capture_output=True)
-            pytest.skip(f"cannot make a loopback-only network namespace ({proc.stderr.strip()})")
-    return name
 
 
 def _holding(directory: str) -> list[str]:
@@ -51,7 +39,7 @@ def _holding(directory: str) -> list[str]:
 
 
 def test_no_ray_process_outlives_the_run(tmp_path: Path) -> None:
-    ns = _netns()
+    ns = loopback_netns("scoville-rayoff")
     ray_tmp = tempfile.mkdtemp(prefix="sr", dir="/tmp")  # short: Ray's socket paths are long
     try:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), RAY_TMPDIR=ray_tmp)
