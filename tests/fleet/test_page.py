@@ -35,3 +35,29 @@ def test_every_label_is_escaped() -> None:
     page = soak_page(_summary())
     assert EVIL not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "<script" not in page and "http" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+def _label_boxes(page: str) -> list[tuple[float, float, float]]:
+    """(left, right, baseline) of each marker label in the first chart, from the SVG text."""
+    import re
+
+    svg = page.split("</svg>")[0]
+    found = re.findall(r'<text x="([\d.]+)" y="(\d+)" font-size="9"[^>]*>([^<]*)</text>', svg)
+    return [(float(x), float(x) + 5.4 * len(t), float(y)) for x, y, t in found]
+
+
+def test_marker_labels_at_nearby_times_do_not_overlap() -> None:
+    s = _summary()
+    s["duration_s"] = 100.0
+    s["events"] = [
+        {"kind": "kill", "action": "start", "t_s": 40.0, "replica": 1},
+        {"kind": "kill", "action": "restart", "t_s": 40.5, "replica": 1},
+        {"kind": "kill", "action": "ready", "t_s": 41.0, "replica": 1},
+        {"kind": "kill", "action": "end", "t_s": 99.9, "replica": 1},
+    ]
+    boxes = _label_boxes(soak_page(s))
+    assert len(boxes) == 4
+    for i, (l1, r1, y1) in enumerate(boxes):
+        assert r1 <= 750, "a label runs past the chart's right edge"
+        for l2, r2, y2 in boxes[i + 1 :]:
+            assert y1 != y2 or r1 <= l2 or r2 <= l1, "two marker labels overlap"

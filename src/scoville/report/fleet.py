@@ -23,6 +23,37 @@ def _num(v: Any, digits: int = 2) -> str:
     return escape(str(v))
 
 
+_CHAR_W = 5.4  # width of one 9-px sans-serif character, generous so labels never touch
+
+
+def _event_label(e: dict[str, Any]) -> str:
+    replica = f" r{e['replica']}" if e.get("replica") is not None else ""
+    return f"{e.get('kind')} {e.get('action')}{replica}"
+
+
+def _place_labels(xs: Sequence[float], labels: Sequence[str]) -> list[tuple[float, int]]:
+    """Left edge and text row of each marker label: the first row where the label does not
+    overlap one already placed, and shifted left where it would run past the chart's edge."""
+    placed: list[list[tuple[float, float]]] = []
+    out: list[tuple[float, int]] = []
+    for ex, label in zip(xs, labels, strict=True):
+        width = _CHAR_W * len(label)
+        left = min(ex + 2, _W - 10 - width)
+        row = next(
+            (
+                i
+                for i, spans in enumerate(placed)
+                if all(left + width + 3 <= a or left >= b + 3 for a, b in spans)
+            ),
+            len(placed),
+        )
+        if row == len(placed):
+            placed.append([])
+        placed[row].append((left, left + width))
+        out.append((left, row))
+    return out
+
+
 def _panel(
     title: str, points: Sequence[tuple[float, float | None]], t_max: float, events: list[Any]
 ) -> str:
@@ -47,16 +78,14 @@ def _panel(
         f'<text x="4" y="{20 + plot_h}" font-size="10">0</text>',
         f'<text x="{_W - 60}" y="{_H - 6}" font-size="10">{escape(f"{t_max:.0f} s")}</text>',
     ]
-    for n, e in enumerate(events):
+    labels = [_event_label(e) for e in events]
+    xs = [x(float(e.get("t_s", 0.0))) for e in events]
+    for e, ex, label, (lx, row) in zip(events, xs, labels, _place_labels(xs, labels), strict=True):
         colour = _FAULT_COLOURS.get(str(e.get("action")), "#999")
-        ex = x(float(e.get("t_s", 0.0)))
-        label = f"{e.get('kind')} {e.get('action')}" + (
-            f" r{e['replica']}" if e.get("replica") is not None else ""
-        )
         parts.append(
             f'<line x1="{ex:.1f}" y1="20" x2="{ex:.1f}" y2="{20 + plot_h}" stroke="{colour}" '
             f'stroke-dasharray="4 3"><title>{escape(label)}</title></line>'
-            f'<text x="{ex + 2:.1f}" y="{30 + 10 * (n % 4)}" font-size="9" fill="{colour}">'
+            f'<text x="{lx:.1f}" y="{30 + 10 * row}" font-size="9" fill="{colour}">'
             f"{escape(label)}</text>"
         )
     if path:
