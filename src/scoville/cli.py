@@ -79,6 +79,7 @@ RangeRatioOpt = Annotated[float | None, spec_option("range_ratio")]
 RequestsOpt = Annotated[int | None, spec_option("requests_per_point")]
 WarmupOpt = Annotated[int | None, spec_option("warmup")]
 SeedOpt = Annotated[int | None, spec_option("seed")]
+PowerProfileOpt = Annotated[Path | None, spec_option("power_profile")]
 
 
 def _resolve(spec: Path | None, sets: list[str] | None, given: dict[str, object]) -> BenchmarkSpec:
@@ -158,6 +159,7 @@ def run(
     requests_per_point: RequestsOpt = None,
     warmup: WarmupOpt = None,
     seed: SeedOpt = None,
+    power_profile: PowerProfileOpt = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     workers: Annotated[
         str | None,
@@ -259,6 +261,13 @@ def report(
             help="html (one interactive page), png or svg (a file per chart, for slides).",
         ),
     ] = "html",
+    tco: Annotated[
+        Path | None,
+        typer.Option(
+            help="TCO file (YAML, scoville.tco/1): adds an economics section ($/accelerator-"
+            "hour, $/M tokens at interactivity tiers, tokens per MW)."
+        ),
+    ] = None,
 ) -> None:
     """Rebuild report.html from one or more run bundles, or export each chart as PNG/SVG."""
     from scoville.bundle.run import find_runs
@@ -280,7 +289,7 @@ def report(
         dest = out or (
             runs[0].path / "report.html" if one else runs[0].path.parent / "comparison.html"
         )
-        console.print(f"report: {write_report([r.path for r in runs], dest)}")
+        console.print(f"report: {write_report([r.path for r in runs], dest, tco=tco)}")
         return
     folder = out or (runs[0].path / "charts" if one else runs[0].path.parent / "charts")
     fmt: Literal["png", "svg"] = "png" if format_ == "png" else "svg"
@@ -335,6 +344,7 @@ def spec_cmd(
     requests_per_point: RequestsOpt = None,
     warmup: WarmupOpt = None,
     seed: SeedOpt = None,
+    power_profile: PowerProfileOpt = None,
     schema: Annotated[
         bool, typer.Option("--schema", help="Print the JSON Schema instead.")
     ] = False,

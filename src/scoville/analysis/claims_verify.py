@@ -20,7 +20,7 @@ from scoville.analysis.bootstrap import (
 )
 from scoville.analysis.claims import METRICS, Claim, ClaimFile, weaker
 from scoville.analysis.comparable import conditions_of_rows, judge, model_key
-from scoville.analysis.profile import is_modelled
+from scoville.analysis.boundaries import is_modelled
 from scoville.analysis.rows import Row, num
 from scoville.analysis.verdicts import PER_KW_METRICS
 

@@ -47,13 +47,15 @@ class PowerBasis:
     boundary: PowerBoundary
     w_per_accelerator: float
     source: str = ""
+    estimate: bool = False  # modelled (the twin's power estimate), not declared or measured
 
     def __post_init__(self) -> None:
         if not self.w_per_accelerator > 0:
             raise ValueError("w_per_accelerator must be > 0")
 
     def label(self) -> str:
-        return f"{self.boundary} {self.w_per_accelerator:g} W"
+        tail = " (estimate)" if self.estimate else ""
+        return f"{self.boundary} {self.w_per_accelerator:g} W{tail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +184,10 @@ def ratio_shifts(
 
 def with_power(rows: Sequence[Row], basis: PowerBasis) -> list[Row]:
     """Rows with every per-kW field recomputed at `basis` from the per-accelerator fields."""
-    return [{**r, **per_kw_fields(r, basis.w_per_accelerator, basis.boundary)} for r in rows]
+    fields = {"power_estimate": True} if basis.estimate else {}
+    return [
+        {**r, **per_kw_fields(r, basis.w_per_accelerator, basis.boundary), **fields} for r in rows
+    ]
 
 
 PER_KW_OF: tuple[tuple[str, str], ...] = (
@@ -208,7 +213,7 @@ def basis_of_rows(rows: Sequence[Row]) -> PowerBasis | None:
         w = num(r, "power_w_per_accelerator")
         b = r.get("power_boundary")
         if w is not None and w > 0 and b in BOUNDARIES:
-            return PowerBasis(b, w, "declared in the run")
+            return PowerBasis(b, w, "declared in the run", bool(r.get("power_estimate")))
     return None
 
 

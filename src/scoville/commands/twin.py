@@ -53,6 +53,7 @@ RangeRatio = Annotated[float | None, spec_option("range_ratio")]
 Concurrency = Annotated[str | None, spec_option("concurrency")]
 Requests = Annotated[int | None, spec_option("requests_per_point")]
 Warmup = Annotated[int | None, spec_option("warmup")]
+PowerProfile = Annotated[Path | None, spec_option("power_profile")]
 _D = TwinOptions.model_fields
 
 
@@ -114,6 +115,7 @@ def simulate_cmd(
     concurrency: Concurrency = None,
     requests_per_point: Requests = None,
     warmup: Warmup = None,
+    power_profile: PowerProfile = None,
     catalogue: Cat = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     no_bundle: Annotated[bool, typer.Option("--no-bundle", help="Print only.")] = False,
@@ -132,9 +134,11 @@ def simulate_cmd(
     import time
 
     from scoville.pipeline import run_benchmark
+    from scoville.spec.flags import RUN_FLAGS, flag_values
     from scoville.twin.simulate import twin_spec
 
     t0 = time.perf_counter()
+    profile = flag_values(RUN_FLAGS, {"power_profile": power_profile}).get("power_profile")
     opts = _options(
         catalogue,
         hardware=hardware,
@@ -161,6 +165,7 @@ def simulate_cmd(
             "requests_per_point": requests_per_point,
             "warmup_requests": warmup,
         },
+        power_profile=profile,
     )
     with tempfile.TemporaryDirectory(prefix="scoville-simulate-") as tmp:
         result = run_benchmark(spec, Path(tmp) if no_bundle else out, keep_records=records)

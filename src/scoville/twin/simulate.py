@@ -27,9 +27,11 @@ def twin_spec(
     cfg: TwinConfig,
     shape: dict[str, Any] | None = None,
     load: dict[str, Any] | None = None,
+    power_profile: dict[str, Any] | None = None,
 ) -> BenchmarkSpec:
     """The spec of a sweep on the twin: `shape`/`load` fields given (None values left out)
-    over the twin's defaults; labels, accelerators and serving describe the deployment."""
+    over the twin's defaults; labels, accelerators and serving describe the deployment;
+    `power_profile` (a profile's mapping, `spec.power.read_profile`) is recorded as given."""
     labels = twin_labels(cfg)
     given_shape = {k: v for k, v in (shape or {}).items() if v is not None}
     given_load = {k: v for k, v in (load or {}).items() if v is not None}
@@ -59,6 +61,7 @@ def twin_spec(
                 "data_parallel": cfg.replicas,
                 "disaggregated": cfg.disagg is not None,
             },
+            "power_profile": power_profile,
         },
         "the simulate options",
     )
