@@ -157,11 +157,9 @@ def watts_at(
     if basis is None:
         return None
     how = basis.source
-    if boundary == "provisioned-all-in" and entry and entry.provisioned_all_in_w is None:
-        if entry.cooling_w is not None:  # power_of summed the parts
-            how = "TDP + host + network + cooling shares" + (
-                f"; {prof.source}" if prof.source else ""
-            )
+    derived = entry is not None and entry.provisioned_all_in_w is None and entry.cooling_w
+    if boundary == "provisioned-all-in" and derived:  # power_of summed the parts
+        how = "TDP + host + network + cooling shares" + (f"; {prof.source}" if prof.source else "")
     return BoundaryWatts(boundary, basis.w_per_accelerator, how)
 
 
