@@ -25,6 +25,7 @@ from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
 from scoville.commands._console import console as make_console
 from scoville.commands._options import spec_option
+from scoville.commands._power import power_table
 from scoville.errors import StorageError, UserError
 from scoville.figures import num, ok_of_sent
 from scoville.spec.flags import RUN_FLAGS
@@ -206,6 +207,8 @@ EXIT_STOPPED = {"SIGINT": 130, "SIGTERM": 143}
 def _finish(result: RunResult) -> None:
     """Print a run's table, notes and invalid points, its directory; exit with its code."""
     console.print(_point_table(result.summary))
+    if (power := power_table(result.summary["points"])) is not None:
+        console.print(power)
     _few_samples_note(result.summary)
     for note in result.summary.get("notes", []):
         console.print(f"[dim]{escape(str(note))}[/dim]", highlight=False)

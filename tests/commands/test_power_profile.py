@@ -89,3 +89,18 @@ def test_simulate_refuses_a_bad_profile_before_running(tmp_path: Path) -> None:
     bad.write_text("accelerators:\n  GB200: {tdp_w: 1200, pue: 0.5}\n")
     res = scoville("simulate", "--hardware", "GB200", "--power-profile", bad, "--no-bundle")
     assert res.returncode == 2 and "accelerators.GB200.pue" in res.stderr
+
+
+def test_run_on_the_twin_target_takes_the_profile(tmp_path: Path) -> None:
+    """`run --target twin:...` (the asyncio path, the twin's step log) fills the same
+    columns and prints the per-kW table."""
+    res = scoville("run", "--target", "twin:H200/gpt-oss-120b?tp=1", "--concurrency", "1,4",
+                   "--requests-per-point", "8", "--isl", "256", "--osl", "32",
+                   "--power-profile", PROFILE, "--out", tmp_path)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "tok/s per kW at each power boundary" in res.stdout
+    (run,) = tmp_path.iterdir()
+    low, high = json.loads((run / "summary.json").read_text())["points"]
+    assert 0 < low["twin_active_fraction"] < high["twin_active_fraction"] <= 1
+    assert low["power_w_facility"] < high["power_w_facility"]  # a busier chip draws more
+    assert low["power_w_package_tdp"] == high["power_w_package_tdp"] == 700

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from scoville.commands._options import spec_option
+from scoville.commands._power import power_table
 from scoville.errors import UserError
 from scoville.spec.lists import parse_list
 from scoville.twin.options import TwinOptions, option_help
@@ -176,6 +177,8 @@ def simulate_cmd(
         f"({cfg.n_accelerators} accelerator(s))"
     )
     console.print(_frontier_table(title, result.summary["points"]))
+    if (power := power_table(result.summary["points"])) is not None:
+        console.print(power)
     hw = cfg.hardware
     console.print(f"hardware source: {escape(hw.source)}")
     for field, why in hw.assumed.items():

@@ -26,30 +26,38 @@ def _th(*names: str) -> str:
     return "<tr>" + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>"
 
 
+def _how(row: Row, boundary: str) -> str:
+    return str(row.get(column("power_how", boundary)) or "")
+
+
 def _run_power(label: str, rows: Sequence[Row]) -> str:
-    """One run's table: per point, W and total tok/s per kW at each boundary it carries."""
+    """One run's table: per point, W and total tok/s per kW at each boundary it carries (and
+    the twin's active fraction when a boundary is its estimate)."""
     have = [b for b in BOUNDARIES if any(column("power_w", b) in r for r in rows)]
     if not have:
         return ""
-    head = ["point", "tok/s/user", "tok/s/acc"]
+    est = {b for b in have if any(_how(r, b).startswith("estimate") for r in rows)}
+    head = ["point", "tok/s/user", "tok/s/acc", *(["twin active fraction"] if est else [])]
     for b in have:
-        est = any(str(r.get(column("power_how", b), "")).startswith("estimate") for r in rows)
-        head += [f"{b} W" + (" (estimate)" if est else ""), f"{b} tok/s/kW"]
+        head += [f"{b} W" + (" (estimate)" if b in est else ""), f"{b} tok/s/kW"]
     body = []
     for r in rows:
         cells = [escape(str(r.get("point_id", ""))), cell(r.get("median_intvty")),
                  cell(r.get("tput_per_gpu"), digits=0)]  # fmt: skip
+        cells += [cell(r.get("twin_active_fraction"), digits=2)] if est else []
         for b in have:
-            how = str(r.get(column("power_how", b)) or "")
             w = cell(r.get(column("power_w", b)), digits=0)
-            cells += [f"<span title='{escape(how)}'>{w}</span>",
+            cells += [f"<span title='{escape(_how(r, b))}'>{w}</span>",
                       cell(r.get(column("tput_per_kw", b)), digits=0)]  # fmt: skip
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    hows = sorted({str(r.get(column("power_how", b))) for r in rows for b in have})
-    notes = "".join(f"<li>{escape(h)}</li>" for h in hows if h and h != "None")
+    notes = [f"{b}: {h}" for b in have if b not in est for h in sorted({_how(r, b) for r in rows})]
+    for b in sorted(est):  # one line: the points differ only in their active fraction
+        last = next(r for r in reversed(rows) if _how(r, b))
+        notes.append(f"{b} at {last.get('point_id')}: {_how(last, b)}")
+    items = "".join(f"<li>{escape(n)}</li>" for n in notes)
     return (
         f"<h3>{escape(label)}</h3><div class='scroll'><table>{_th(*head)}{''.join(body)}"
-        f"</table></div><ul class='note'>{notes}</ul>"
+        f"</table></div><ul class='note'>{items}</ul>"
     )
 
 
