@@ -135,11 +135,9 @@ def simulate_cmd(
     import time
 
     from scoville.pipeline import run_benchmark
-    from scoville.spec.flags import RUN_FLAGS, flag_values
     from scoville.twin.simulate import twin_spec
 
     t0 = time.perf_counter()
-    profile = flag_values(RUN_FLAGS, {"power_profile": power_profile}).get("power_profile")
     opts = _options(
         catalogue,
         hardware=hardware,
@@ -166,7 +164,7 @@ def simulate_cmd(
             "requests_per_point": requests_per_point,
             "warmup_requests": warmup,
         },
-        power_profile=profile,
+        power_profile=power_profile,
     )
     with tempfile.TemporaryDirectory(prefix="scoville-simulate-") as tmp:
         result = run_benchmark(spec, Path(tmp) if no_bundle else out, keep_records=records)
