@@ -116,7 +116,9 @@ def _tdp_of(row: Row, prof: PowerProfile | None) -> tuple[float | None, str]:
     return None, ""
 
 
-def _twin_facility(row: Row, prof: PowerProfile, tdp_w: float, idle_w: float | None) -> Any:
+def _twin_facility(
+    row: Row, prof: PowerProfile, tdp_w: float, idle_w: float | None
+) -> BoundaryWatts | None:
     """Facility W of a twin ROW: (estimated chip draw + host + network) x PUE, or None."""
     active = num(row, "twin_active_fraction")
     if active is None or prof.pue is None or prof.host_w is None:
