@@ -25,6 +25,7 @@ from scoville.commands import telemetry as telemetry_commands
 from scoville.commands import twin as twin_commands
 from scoville.commands._console import console as make_console
 from scoville.commands._options import spec_option
+from scoville.commands._power import power_table
 from scoville.errors import StorageError, UserError
 from scoville.figures import num, ok_of_sent
 from scoville.spec.flags import RUN_FLAGS
@@ -79,6 +80,7 @@ RangeRatioOpt = Annotated[float | None, spec_option("range_ratio")]
 RequestsOpt = Annotated[int | None, spec_option("requests_per_point")]
 WarmupOpt = Annotated[int | None, spec_option("warmup")]
 SeedOpt = Annotated[int | None, spec_option("seed")]
+PowerProfileOpt = Annotated[Path | None, spec_option("power_profile")]
 
 
 def _resolve(spec: Path | None, sets: list[str] | None, given: dict[str, object]) -> BenchmarkSpec:
@@ -158,6 +160,7 @@ def run(
     requests_per_point: RequestsOpt = None,
     warmup: WarmupOpt = None,
     seed: SeedOpt = None,
+    power_profile: PowerProfileOpt = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     workers: Annotated[
         str | None,
@@ -204,6 +207,8 @@ EXIT_STOPPED = {"SIGINT": 130, "SIGTERM": 143}
 def _finish(result: RunResult) -> None:
     """Print a run's table, notes and invalid points, its directory; exit with its code."""
     console.print(_point_table(result.summary))
+    if (power := power_table(result.summary["points"])) is not None:
+        console.print(power)
     _few_samples_note(result.summary)
     for note in result.summary.get("notes", []):
         console.print(f"[dim]{escape(str(note))}[/dim]", highlight=False)
@@ -259,6 +264,13 @@ def report(
             help="html (one interactive page), png or svg (a file per chart, for slides).",
         ),
     ] = "html",
+    tco: Annotated[
+        Path | None,
+        typer.Option(
+            help="TCO file (YAML, scoville.tco/1): adds an economics section ($/accelerator-"
+            "hour, $/M tokens at interactivity tiers, tokens per MW)."
+        ),
+    ] = None,
 ) -> None:
     """Rebuild report.html from one or more run bundles, or export each chart as PNG/SVG."""
     from scoville.bundle.run import find_runs
@@ -280,7 +292,7 @@ def report(
         dest = out or (
             runs[0].path / "report.html" if one else runs[0].path.parent / "comparison.html"
         )
-        console.print(f"report: {write_report([r.path for r in runs], dest)}")
+        console.print(f"report: {write_report([r.path for r in runs], dest, tco=tco)}")
         return
     folder = out or (runs[0].path / "charts" if one else runs[0].path.parent / "charts")
     fmt: Literal["png", "svg"] = "png" if format_ == "png" else "svg"
@@ -335,6 +347,7 @@ def spec_cmd(
     requests_per_point: RequestsOpt = None,
     warmup: WarmupOpt = None,
     seed: SeedOpt = None,
+    power_profile: PowerProfileOpt = None,
     schema: Annotated[
         bool, typer.Option("--schema", help="Print the JSON Schema instead.")
     ] = False,

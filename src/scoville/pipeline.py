@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scoville.analysis.boundaries import with_boundary_columns
 from scoville.bundle.files import finite, new_run_dir, write_json, write_manifest, write_spec
 from scoville.bundle.lifecycle import Lifecycle
 from scoville.bundle.run import load_run
@@ -224,6 +225,7 @@ def summarize_run(
             envelope=envelope,
         )
         rows = [_with_verdicts(row, columns.get(row.point_id, {})) for row in rows]
+    rows = with_boundary_columns(rows, spec.power_profile, notes)  # per kW at each boundary
     server = telemetry.server if telemetry is not None else None
     summary = summary_doc(
         run_dir.name,
@@ -286,11 +288,19 @@ def finish_run(
     return summarize_run(run_dir, spec, measured, source, list(notes))
 
 
-def write_report(run_dirs: Sequence[Path], out_path: Path, title: str | None = None) -> Path:
-    """(Re)build report.html from one or more run bundles."""
+def write_report(
+    run_dirs: Sequence[Path], out_path: Path, title: str | None = None, tco: Path | None = None
+) -> Path:
+    """(Re)build report.html from one or more run bundles; with a TCO file (`analysis.tco`)
+    it gains an economics section."""
+    from scoville.analysis.tco import load_tco
+    from scoville.report.economics import report_sections
+
+    tco_file = load_tco(tco) if tco is not None else None  # a bad file fails before rendering
     runs = report_runs([load_run(d) for d in run_dirs])
     default = "scoville report" if len(runs) == 1 else f"scoville comparison of {len(runs)} runs"
-    out_path.write_text(render(runs, title or default), encoding="utf-8")
+    sections = report_sections(runs, tco_file, str(tco or ""))
+    out_path.write_text(render(runs, title or default, sections), encoding="utf-8")
     return out_path
 
 

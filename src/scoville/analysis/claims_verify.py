@@ -18,9 +18,9 @@ from scoville.analysis.bootstrap import (
     bootstrap_frontier_band_requests,
     bootstrap_requests,
 )
+from scoville.analysis.boundaries import is_modelled
 from scoville.analysis.claims import METRICS, Claim, ClaimFile, weaker
 from scoville.analysis.comparable import conditions_of_rows, judge, model_key
-from scoville.analysis.profile import is_modelled
 from scoville.analysis.rows import Row, num
 from scoville.analysis.verdicts import PER_KW_METRICS
 

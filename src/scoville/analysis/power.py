@@ -47,13 +47,19 @@ class PowerBasis:
     boundary: PowerBoundary
     w_per_accelerator: float
     source: str = ""
+    estimate: bool = False  # modelled (the twin's power estimate), not declared or measured
+    w_max: float | None = None  # the rows' watts differ by point: they span w..w_max
 
     def __post_init__(self) -> None:
         if not self.w_per_accelerator > 0:
             raise ValueError("w_per_accelerator must be > 0")
 
     def label(self) -> str:
-        return f"{self.boundary} {self.w_per_accelerator:g} W"
+        tail = " (estimate)" if self.estimate else ""
+        if self.w_max is not None:
+            span = f"{self.w_per_accelerator:,.0f}-{self.w_max:,.0f} W by point"
+            return f"{self.boundary} {span}{tail}"
+        return f"{self.boundary} {self.w_per_accelerator:g} W{tail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +188,10 @@ def ratio_shifts(
 
 def with_power(rows: Sequence[Row], basis: PowerBasis) -> list[Row]:
     """Rows with every per-kW field recomputed at `basis` from the per-accelerator fields."""
-    return [{**r, **per_kw_fields(r, basis.w_per_accelerator, basis.boundary)} for r in rows]
+    fields = {"power_estimate": True} if basis.estimate else {}
+    return [
+        {**r, **per_kw_fields(r, basis.w_per_accelerator, basis.boundary), **fields} for r in rows
+    ]
 
 
 PER_KW_OF: tuple[tuple[str, str], ...] = (
@@ -203,12 +212,17 @@ def per_kw_fields(row: Row, w_per_accelerator: float, boundary: str) -> dict[str
 
 
 def basis_of_rows(rows: Sequence[Row]) -> PowerBasis | None:
-    """The power basis a group's rows declare (first row with both fields), else None."""
+    """The power basis a group's rows declare (the first row with both fields; the largest
+    W of the rows at that boundary as `w_max` when they differ by point), else None."""
     for r in rows:
         w = num(r, "power_w_per_accelerator")
         b = r.get("power_boundary")
         if w is not None and w > 0 and b in BOUNDARIES:
-            return PowerBasis(b, w, "declared in the run")
+            same = [x for q in rows if q.get("power_boundary") == b
+                    and (x := num(q, "power_w_per_accelerator")) is not None]  # fmt: skip
+            w_max = max(same) if max(same) > min(same) else None
+            est = bool(r.get("power_estimate"))
+            return PowerBasis(b, min(same), "declared in the run", est, w_max)
     return None
 
 

@@ -14,76 +14,32 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from scoville.analysis.power import BOUNDARIES, PACKAGE_TDP_W, PowerBasis, PowerProfile, with_power
+from scoville.analysis.boundaries import (
+    MEASURED,
+    boundary_name,
+    is_modelled,
+    power_of,
+    recorded_at,
+    watts_at,
+)
+from scoville.analysis.power import BOUNDARIES, PowerBasis, PowerProfile, with_power
 from scoville.analysis.rows import Row, num
 from scoville.errors import DataError, UserError
 from scoville.spec.model import PowerBoundary
-
-PROFILE_SCHEMA = "scoville.power-profile/1"
-MEASURED: tuple[PowerBoundary, ...] = ("board-measured", "node-wall")
+from scoville.spec.power import PowerProfileFile, profile_problem
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class AcceleratorPower(_Frozen):
-    """Per accelerator (W). Shares are the accelerator's part of the host, network, cooling."""
-
-    tdp_w: float | None = Field(None, gt=0, description="Declared package TDP.")
-    host_w: float | None = Field(None, ge=0, description="Host CPUs, memory, NICs, fans share.")
-    network_w: float | None = Field(None, ge=0, description="Switch and optics share.")
-    cooling_w: float | None = Field(None, ge=0, description="Cooling share (provisioned).")
-    pue: float | None = Field(None, ge=1, description="Facility PUE (>= 1).")
-    provisioned_all_in_w: float | None = Field(None, gt=0, description="Declared all-in.")
-    measured_board_w: float | None = Field(None, gt=0, description="Measured board power.")
-    measured_node_w: float | None = Field(None, gt=0, description="Measured node wall share.")
-    accelerators_per_rack: int | None = Field(None, ge=1, description="Rack slots.")
-    rack_power_kw: float | None = Field(None, gt=0, description="Power delivery per rack.")
-    rack_cooling_kw: float | None = Field(None, gt=0, description="Cooling per rack.")
-    source: str = Field("", description="Where these figures come from.")
-    measured_source: str = Field("", description="NVML/amdsmi/IPMI/Redfish run, when measured.")
-
-    def profile(self, default_pue: float | None) -> PowerProfile:
-        pue = self.pue if self.pue is not None else default_pue
-        all_in = self.provisioned_all_in_w
-        if all_in is None and self.cooling_w is not None and self.tdp_w is not None:
-            all_in = self.tdp_w + (self.host_w or 0) + (self.network_w or 0) + self.cooling_w
-        return PowerProfile(
-            tdp_w=self.tdp_w,
-            measured_board_w=self.measured_board_w,
-            node_wall_w=self.measured_node_w,
-            host_w=self.host_w,
-            network_w=self.network_w,
-            pue=pue,
-            provisioned_all_in_w=all_in,
-            source=self.source,
-        )
-
-
-class PowerProfileFile(_Frozen):
-    schema_: str = Field(PROFILE_SCHEMA, alias="schema")
-    pue: float | None = Field(None, ge=1, description="Default PUE for every accelerator.")
-    accelerators: dict[str, AcceleratorPower] = Field(min_length=1)
-
-    def entry(self, system: str) -> AcceleratorPower | None:
-        want = system.strip().lower()
-        return next((a for n, a in self.accelerators.items() if n.strip().lower() == want), None)
-
-    def profile_for(self, system: str) -> PowerProfile | None:
-        acc = self.entry(system)
-        return acc.profile(self.pue) if acc else None
+def profile_for(profile: PowerProfileFile, system: str) -> PowerProfile | None:
+    """`system`'s entry of `profile` as the boundary arithmetic reads it, or None."""
+    acc = profile.entry(system)
+    return power_of(acc, profile.pue) if acc else None
 
 
 def validation_message(e: ValidationError, what: str) -> str:
-    """'field.path: message; ...' for the first problems of a pydantic error."""
-    parts = [
-        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-        for err in e.errors()[:6]
-    ]
-    return f"{what} is not valid: {'; '.join(parts)}."
+    """'WHAT is not valid: field.path: message; ...' for the first problems of a pydantic error."""
+    return f"{what} is not valid: {profile_problem(e)}."
 
 
 def read_yaml(path: Path, what: str) -> Any:
@@ -103,61 +59,51 @@ def load_profile(path: Path) -> PowerProfileFile:
         raise DataError(validation_message(e, f"power profile {path}")) from e
 
 
-def is_modelled(row: Row) -> bool:
-    """A twin (modelled) ROW: no measured power exists for it."""
-    return str(row.get("framework", "")).lower() == "scoville-twin" or bool(row.get("modelled"))
-
-
 def basis_for_row(
     row: Row, boundary: PowerBoundary, profile: PowerProfileFile | None
 ) -> PowerBasis:
-    """The watts per accelerator `row` divides by at `boundary`, or a UserError saying why
-    the row cannot be expressed there."""
+    """The watts per accelerator `row` divides by at `boundary` (the profile given, else the
+    profile the run recorded), or a UserError saying why the row cannot be expressed there."""
     system = str(row.get("system", "?"))
-    if is_modelled(row) and boundary in (*MEASURED, "facility"):
+    if is_modelled(row) and boundary in MEASURED:
         raise UserError(
             f"{system} ({row.get('run_id', 'a twin run')}) is a twin run: it has no measured "
-            f"power, so it cannot be expressed at the {boundary} boundary. Use package-tdp or "
-            "provisioned-all-in (with a power profile), or compare measured runs."
+            f"power, so it cannot be expressed at the {boundary} boundary. Use package-tdp, "
+            "provisioned-all-in or facility (the twin's estimate) with a power profile, or "
+            "compare measured runs."
         )
-    measured = num(row, "measured_power_w_per_accelerator")
-    m_boundary = row.get("measured_power_boundary")
-    prof = profile.profile_for(system) if profile else None
-    if boundary in MEASURED and measured is not None and m_boundary == boundary:
-        return PowerBasis(boundary, measured, "measured in the run")
-    node = measured if m_boundary == "node-wall" else None
-    if boundary == "facility" and node is not None and prof and prof.pue is not None:
-        return PowerBasis(boundary, node * prof.pue, f"measured node x PUE {prof.pue:g}")
-    if prof is not None and (basis := prof.basis(boundary)) is not None:
-        return basis
-    if boundary == "package-tdp":
-        for name, (w, src) in PACKAGE_TDP_W.items():
-            if name.lower().split()[0] == system.lower().split()[0]:
-                return PowerBasis(boundary, w, src)
+    got = watts_at(row, boundary, profile) or recorded_at(row, boundary)
+    if got is not None:
+        return got.basis()
     raise UserError(
         f"{system}: nothing states its power at the {boundary} boundary (the run declares "
         f"{row.get('power_boundary') or 'none'}). Add an entry for {system!r} to the power "
         "profile with the fields that boundary needs (package-tdp: tdp_w; provisioned-all-in: "
         "provisioned_all_in_w, or tdp_w + host_w + network_w + cooling_w or a pue; "
-        "board-measured/node-wall: a measured run or measured_*_w; facility: node wall + pue)."
+        "board-measured/node-wall: a measured run or measured_*_w; facility: node wall + pue, "
+        "or for a twin run host_w + pue)."
     )
 
 
 def at_boundary(rows: Sequence[Row], boundary: str | None, profile_path: Path | None) -> list[Row]:
     """Every ROW's per-kW fields at one boundary (None: unchanged, except ROWs without any
     declared power take the profile's TDP)."""
-    if boundary is not None and boundary not in BOUNDARIES:
-        raise UserError(f"--boundary {boundary!r} is not one of {', '.join(BOUNDARIES)}.")
+    named = boundary_name(boundary) if boundary is not None else None
+    if boundary is not None and named is None:
+        raise UserError(
+            f"--boundary {boundary!r} is not one of {', '.join(BOUNDARIES)} (also accepted: "
+            "tdp, all-in, measured_board, measured_node)."
+        )
     profile = load_profile(profile_path) if profile_path else None
     out: list[Row] = []
     for r in rows:
-        if boundary is None:
+        if named is None:
             has_power = num(r, "power_w_per_accelerator") is not None
-            prof = profile.profile_for(str(r.get("system", ""))) if profile else None
+            prof = profile_for(profile, str(r.get("system", ""))) if profile else None
             tdp = prof.basis("package-tdp") if prof and not has_power else None
             out.extend(with_power([r], tdp) if tdp else [r])
             continue
-        out.extend(with_power([r], basis_for_row(r, boundary, profile)))
+        out.extend(with_power([r], basis_for_row(r, named, profile)))
     return out
 
 

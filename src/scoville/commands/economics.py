@@ -264,14 +264,14 @@ def capacity_cmd(
     from rich.table import Table
 
     from scoville.analysis.capacity import Site, capacity
-    from scoville.analysis.profile import load_profile, load_rows_with_runs
+    from scoville.analysis.profile import load_profile, load_rows_with_runs, profile_for
     from scoville.analysis.rows import group_rows
     from scoville.errors import UserError
 
     prof_file = load_profile(power_profile)
     results = []
     for key, rows in group_rows(load_rows_with_runs(paths)).items():
-        entry, prof = prof_file.entry(key.system), prof_file.profile_for(key.system)
+        entry, prof = prof_file.entry(key.system), profile_for(prof_file, key.system)
         if entry is None or prof is None:
             raise UserError(f"The power profile has no entry for {key.system!r}; add one.")
         site = Site(

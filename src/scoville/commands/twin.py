@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from scoville.commands._options import spec_option
+from scoville.commands._power import power_table
 from scoville.errors import UserError
 from scoville.spec.lists import parse_list
 from scoville.twin.options import TwinOptions, option_help
@@ -53,6 +54,7 @@ RangeRatio = Annotated[float | None, spec_option("range_ratio")]
 Concurrency = Annotated[str | None, spec_option("concurrency")]
 Requests = Annotated[int | None, spec_option("requests_per_point")]
 Warmup = Annotated[int | None, spec_option("warmup")]
+PowerProfile = Annotated[Path | None, spec_option("power_profile")]
 _D = TwinOptions.model_fields
 
 
@@ -114,6 +116,7 @@ def simulate_cmd(
     concurrency: Concurrency = None,
     requests_per_point: Requests = None,
     warmup: Warmup = None,
+    power_profile: PowerProfile = None,
     catalogue: Cat = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
     no_bundle: Annotated[bool, typer.Option("--no-bundle", help="Print only.")] = False,
@@ -161,6 +164,7 @@ def simulate_cmd(
             "requests_per_point": requests_per_point,
             "warmup_requests": warmup,
         },
+        power_profile=power_profile,
     )
     with tempfile.TemporaryDirectory(prefix="scoville-simulate-") as tmp:
         result = run_benchmark(spec, Path(tmp) if no_bundle else out, keep_records=records)
@@ -171,6 +175,8 @@ def simulate_cmd(
         f"({cfg.n_accelerators} accelerator(s))"
     )
     console.print(_frontier_table(title, result.summary["points"]))
+    if (power := power_table(result.summary["points"])) is not None:
+        console.print(power)
     hw = cfg.hardware
     console.print(f"hardware source: {escape(hw.source)}")
     for field, why in hw.assumed.items():

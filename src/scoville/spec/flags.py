@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from scoville.errors import SpecError
 from scoville.spec.lists import parse_list
+from scoville.spec.power import read_profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,8 @@ class Flag:
     """One command-line flag: the dotted spec field it sets, and how its value is read.
 
     `item` (int or float) marks a comma list parsed by `parse_list`; `when_set` marks an on/off
-    flag that writes that value when given; `hint` is appended to the field's description."""
+    flag that writes that value when given; `read` turns a file flag's path into the field's
+    value; `hint` is appended to the field's description."""
 
     path: str
     item: Callable[[str], int] | Callable[[str], float] | None = None
@@ -30,6 +32,7 @@ class Flag:
     example: str = ""
     when_set: Any = None
     hint: str = ""
+    read: Callable[[str], Any] | None = None
 
 
 # `scoville run` and `scoville spec` (BenchmarkSpec). Keys are the commands' parameter names.
@@ -51,6 +54,7 @@ RUN_FLAGS: dict[str, Flag] = {
     "requests_per_point": Flag("load.requests_per_point"),
     "warmup": Flag("load.warmup_requests"),
     "seed": Flag("seed"),
+    "power_profile": Flag("power_profile", read=read_profile, hint="FILE: a YAML profile."),
 }
 
 # `scoville replay` (AgenticSpec).
@@ -125,6 +129,8 @@ def flag_values(table: Mapping[str, Flag], given: Mapping[str, Any]) -> dict[str
             continue
         if flag.when_set is not None:
             out[flag.path] = flag.when_set
+        elif flag.read is not None:
+            out[flag.path] = flag.read(str(value))
         elif flag.item is not None:
             out[flag.path] = parse_list(
                 str(value), option_name(name), flag.item, minimum=flag.minimum, example=flag.example

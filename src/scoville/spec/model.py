@@ -19,6 +19,7 @@ from scoville.spec.limits import (
     MAX_REQUESTS_PER_POINT,
     MAX_SEQUENCE_TOKENS,
 )
+from scoville.spec.power import PowerProfileFile
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -231,9 +232,18 @@ class BenchmarkSpec(FrozenModel):
     quality: QualityTarget = QualityTarget()
     validity: PointValidity = PointValidity()
     seed: int = Field(0, description="Seed for prompts, lengths and arrivals.")
+    power_profile: PowerProfileFile | None = Field(
+        None,
+        description="Power profile (YAML: per-accelerator TDP, idle floor, host/network/"
+        "cooling shares, PUE, measured figures): summary rows gain tok/s per kW at every "
+        "power boundary it determines.",
+    )
 
     def canonical_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        # Without a power profile the field is left out, so such specs keep their hashes.
+        unset = {"power_profile"} if self.power_profile is None else None
+        doc = self.model_dump(mode="json", exclude=unset)
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
     def content_hash(self) -> str:
         """sha256 of the canonical JSON, first 16 hex digits: the name of every result."""

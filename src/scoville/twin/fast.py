@@ -28,6 +28,7 @@ from scoville.records.sink import Sink
 from scoville.twin.cluster import Cluster, TwinConfig
 from scoville.twin.engine import Seq
 from scoville.twin.kernel import EventKernel
+from scoville.twin.power import point_power_extras
 from scoville.twin.server import exchange_of, make_seq
 
 GAP_NS = 1_000_000_000  # idle time between points, as a real sweep idles
@@ -109,6 +110,8 @@ def simulate_point(cfg: TwinConfig, plan: PointPlan, start_ns: int = 0) -> Point
     end_ns = kernel.now_ns()
     extras = cluster.point_extras()
     extras["n_accelerators"] = cfg.n_accelerators
+    span_s = (end_ns - start_ns) / 1e9
+    extras.update(point_power_extras(cluster.replicas, span_s, cfg.hardware.tdp_w))
     return PointResult(records, tracker.window(plan, end_ns), extras, end_ns)
 
 

@@ -17,6 +17,7 @@ from scoville.records.model import ErrorKind, PointWindow
 from scoville.twin.cluster import Cluster, TwinConfig
 from scoville.twin.engine import Seq
 from scoville.twin.kernel import Kernel
+from scoville.twin.power import window_power_extras
 
 TOKEN_TEXT = " tok"  # every simulated token is this text; frames state their token counts
 
@@ -88,6 +89,9 @@ class TwinServer:
             "kv_occupancy_mean": occ_s / busy if busy > 0 else 0.0,
             "kv_occupancy_max": occ_max,
             "n_accelerators": self.cfg.n_accelerators,
+            **window_power_extras(
+                self.cluster.replicas, window.start_ns, window.end_ns, self.cfg.hardware.tdp_w
+            ),
         }
 
 

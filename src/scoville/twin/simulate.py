@@ -6,12 +6,14 @@ fast executor). `sweep` runs a spec's plans on the fast executor as a library ca
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from scoville.client.plan import build_plans
 from scoville.spec.defaults import defaults_for
 from scoville.spec.load import validate_as
 from scoville.spec.model import BenchmarkSpec
+from scoville.spec.power import read_profile
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.fast import FastExecutor, PointResult
 from scoville.twin.options import TwinOptions
@@ -27,9 +29,11 @@ def twin_spec(
     cfg: TwinConfig,
     shape: dict[str, Any] | None = None,
     load: dict[str, Any] | None = None,
+    power_profile: Path | None = None,
 ) -> BenchmarkSpec:
     """The spec of a sweep on the twin: `shape`/`load` fields given (None values left out)
-    over the twin's defaults; labels, accelerators and serving describe the deployment."""
+    over the twin's defaults; labels, accelerators and serving describe the deployment;
+    `power_profile` (a file, read as the `--power-profile` flag reads it) is frozen in."""
     labels = twin_labels(cfg)
     given_shape = {k: v for k, v in (shape or {}).items() if v is not None}
     given_load = {k: v for k, v in (load or {}).items() if v is not None}
@@ -59,6 +63,7 @@ def twin_spec(
                 "data_parallel": cfg.replicas,
                 "disaggregated": cfg.disagg is not None,
             },
+            "power_profile": read_profile(str(power_profile)) if power_profile else None,
         },
         "the simulate options",
     )
