@@ -71,7 +71,9 @@ def wilson(right: int, n: int, z: float = Z95) -> tuple[float, float]:
     denom = 1.0 + z * z / n
     centre = p + z * z / (2 * n)
     half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
-    return max(0.0, (centre - half) / denom), min(1.0, (centre + half) / denom)
+    lo = 0.0 if right == 0 else max(0.0, (centre - half) / denom)  # exact ends, no rounding
+    hi = 1.0 if right == n else min(1.0, (centre + half) / denom)
+    return lo, hi
 
 
 def rate_block(counts: Mapping[str, int]) -> dict[str, Any] | None:
