@@ -46,6 +46,7 @@ def _counts(right: int, items: int, failed: int = 0) -> dict[str, int]:
         (_counts(9, 10, failed=1), None, 0.5, 0.01, "not qualified"),  # 10 % failed > 5 %
         (_counts(10, 10), _counts(8, 10, failed=2), 0.5, 0.01, "not qualified"),
         (_counts(0, 0), None, 0.5, 0.01, "not measured"),  # only free-text items
+        (_counts(3, 10), _counts(0, 10), None, 0.01, "not qualified"),  # a reference at 0
     ],
 )
 def test_status_rule(

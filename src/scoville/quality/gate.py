@@ -34,5 +34,6 @@ def check_run_quality(spec: BenchmarkSpec) -> None:
         raise SpecError(
             f"quality.task={q.task} sets no bar to qualify against: set quality.threshold "
             "(the lowest acceptable pass rate, e.g. 0.5) or quality.reference (a target whose "
-            "pass rate the run must keep, e.g. embedded), or both."
+            "pass rate the run must keep, e.g. embedded), or both. To compare two targets "
+            "without a sweep, use `scoville quality --reference A --candidate B`."
         )

@@ -91,8 +91,9 @@ def status_rule(
 ) -> tuple[Status, str]:
     """Qualified when the pass rate (point estimate, MLPerf's and InferenceX's convention)
     is at least `threshold` and, with a reference, at least (1 - margin) x the reference's,
-    with at most 5 % of judged items failed on either side; not measured when no item was
-    judged. The reason names the numbers."""
+    with at most 5 % of judged items failed on either side (a reference that answered
+    nothing right sets no bar: not qualified); not measured when no item was judged. The
+    reason names the numbers."""
     if own["items"] == 0:
         return NOT_MEASURED, "no judged item (free-text items have no right answer)"
     sides = [("the target", own)] + ([("the reference", ref)] if ref is not None else [])
@@ -103,13 +104,15 @@ def status_rule(
                 f"{100 * share:.1f} % of {name}'s quality requests failed (over 5 %): its pass "
                 "rate is not trusted"
             )
+    if ref is not None and ref["right"] == 0:
+        return "not qualified", "the reference answered no judged item right: no bar to keep"
     rate = own["right"] / own["items"]
     why = [f"pass rate {rate:.3f} ({own['right']} of {own['items']})"]
     ok = True
     if q.threshold is not None:
         ok = rate >= q.threshold
         why.append(f"{'>=' if ok else '<'} threshold {q.threshold:g}")
-    if ref is not None and ref["items"]:
+    if ref is not None:
         bar = (1.0 - q.margin_rel) * ref["right"] / ref["items"]
         keeps = rate >= bar - 1e-12
         ok = ok and keeps
