@@ -119,6 +119,8 @@ def test_run_with_a_quality_pass_writes_status_everywhere(fast_url: str, tmp_pat
     assert "Quality of" in html and "not qualified" in html and "0.0 % [0.0, 39.0] of 6" in html
     csv = scoville("export", str(run_dir), "--format", "csv")
     assert "quality_status" in csv.stdout and "not qualified" in csv.stdout
+    (ix,) = json.loads(scoville("export", str(run_dir), "--format", "inferencex").stdout)
+    assert ix["quality_status"] == "not qualified" and ix["quality_pass_rate"] == 0.0
 
 
 def test_run_against_a_reference_target(fast_url: str, tmp_path: Path) -> None:
