@@ -110,7 +110,9 @@ def run_benchmark(
     The manifest is written before the first request (status "running", the prompt salt)
     and again at the end. A SIGINT/SIGTERM stops the sweep and what completed is summarised
     (`RunResult.stopped`); a probe that fails leaves no run directory behind."""
-    quality = quality_step(spec)  # a quality pass that cannot work is refused before measuring
+    quality = quality_step(
+        spec, on_stage
+    )  # a quality pass that cannot work is refused before measuring
     workers_spec = parse_workers(workers)
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     if on_stage is not None:

@@ -6,6 +6,7 @@ pass on the run's still-open target once the sweep ends (`DriveArgs.after_sweep`
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ class QualityStep:
 
     spec: BenchmarkSpec
     items: list[Item]
+    on_stage: Callable[[str], None] | None = None  # hears one line when the pass starts
     doc: dict[str, Any] | None = field(default=None)
 
     async def after_sweep(self, target: Target) -> None:
@@ -35,6 +37,12 @@ class QualityStep:
         both, close the reference; the run's own target is closed by the sweep."""
         own = endpoint(self.spec.target.url, target)
         ref_url = self.spec.quality.reference
+        if self.on_stage is not None:
+            against = f" and on the reference {ref_url}" if ref_url else ""
+            self.on_stage(
+                f"quality pass: {len(self.items)} items at concurrency "
+                f"{self.spec.quality.concurrency}{against}"
+            )
         if ref_url is None:
             self.doc = await measure(own, None, self.items, self.spec)
             return
@@ -45,9 +53,11 @@ class QualityStep:
             await ref_t.close()
 
 
-def quality_step(spec: BenchmarkSpec) -> QualityStep | None:
+def quality_step(
+    spec: BenchmarkSpec, on_stage: Callable[[str], None] | None = None
+) -> QualityStep | None:
     """The run's quality pass, or None when `quality.task` is unset. A pass that cannot work
     (the twin, no bar, a bad task or data file) is refused here, before anything runs."""
     check_run_quality(spec)
     items = items_of(spec)
-    return QualityStep(spec, items) if items else None
+    return QualityStep(spec, items, on_stage) if items else None
