@@ -110,9 +110,8 @@ def run_benchmark(
     The manifest is written before the first request (status "running", the prompt salt)
     and again at the end. A SIGINT/SIGTERM stops the sweep and what completed is summarised
     (`RunResult.stopped`); a probe that fails leaves no run directory behind."""
-    quality = quality_step(
-        spec, on_stage
-    )  # a quality pass that cannot work is refused before measuring
+    # A quality pass that cannot work (the twin, no bar, a bad data file) is refused here.
+    quality = quality_step(spec, on_stage)
     workers_spec = parse_workers(workers)
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     if on_stage is not None:
@@ -135,13 +134,8 @@ def run_benchmark(
     notes.extend(torn)
     if env is not None:
         notes.append(f"client envelope from {envelope}")
-    measured = Measured(
-        records,
-        windows,
-        driven.telemetry,
-        driven.workers,
-        quality.doc if quality is not None else None,
-    )
+    q_doc = quality.doc if quality is not None else None
+    measured = Measured(records, windows, driven.telemetry, driven.workers, q_doc)
     result = summarize_run(run_dir, spec, measured, target.source(windows), notes, env)
     result.stopped = driven.stopped
     return result
