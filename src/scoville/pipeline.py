@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from scoville.analysis.boundaries import with_boundary_columns
 from scoville.bundle.files import finite, new_run_dir, write_json, write_manifest, write_spec
 from scoville.bundle.lifecycle import Lifecycle
+from scoville.bundle.quality import read_quality, write_quality
 from scoville.bundle.run import load_run
 from scoville.bundle.summary import SummaryDoc, summary_doc, write_summary
 from scoville.client.scale.dispatch import parse_workers
@@ -26,7 +27,8 @@ from scoville.client.selftest.calibrate import Envelope, load_envelope
 from scoville.errors import StorageError, UserError
 from scoville.metrics.compute import Declared, summarize
 from scoville.metrics.row import SummaryRow
-from scoville.quality.gate import refuse_unmeasured_quality
+from scoville.qualify import quality_step
+from scoville.quality.inrun import columns as quality_columns
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink, RecordSink, scan_records
 from scoville.report.export import ChartFormat, export_charts
@@ -109,7 +111,8 @@ def run_benchmark(
     The manifest is written before the first request (status "running", the prompt salt)
     and again at the end. A SIGINT/SIGTERM stops the sweep and what completed is summarised
     (`RunResult.stopped`); a probe that fails leaves no run directory behind."""
-    refuse_unmeasured_quality(spec)  # a quality target the run does not check is refused
+    # A quality pass that cannot work (the twin, no bar, a bad data file) is refused here.
+    quality = quality_step(spec, on_stage)
     workers_spec = parse_workers(workers)
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     if on_stage is not None:
@@ -125,12 +128,15 @@ def run_benchmark(
         RecordSink(run_dir / "records.jsonl") if keep_records else MemorySink()
     )
     args = DriveArgs(on_progress, notes, workers_spec, run_dir / "workers", sweep, on_stage)
+    if quality is not None:
+        args = replace(args, after_sweep=quality.after_sweep)
     driven = drive_sync(target, spec, sink, life, args)
     records, windows, torn = read_back(sink, run_dir)
     notes.extend(torn)
     if env is not None:
         notes.append(f"client envelope from {envelope}")
-    measured = Measured(records, windows, driven.telemetry, driven.workers)
+    q_doc = quality.doc if quality is not None else None
+    measured = Measured(records, windows, driven.telemetry, driven.workers, q_doc)
     result = summarize_run(run_dir, spec, measured, target.source(windows), notes, env)
     result.stopped = driven.stopped
     return result
@@ -190,6 +196,7 @@ class Measured:
     windows: Sequence[PointWindow]
     telemetry: TelemetryResult | None = None
     workers: Mapping[str, list[WorkerResult]] = field(default_factory=dict)
+    quality: dict[str, Any] | None = None  # the quality pass's document (quality.json)
 
 
 def summarize_run(
@@ -214,6 +221,7 @@ def summarize_run(
     records, windows, telemetry = measured.records, measured.windows, measured.telemetry
     rows = summarize(records, windows, declared_of(spec), {**labels, **shape})
     rows = [_with_verdicts(row, source.extra.get(row.point_id, {})) for row in rows]
+    rows = with_quality(run_dir, spec, rows, measured.quality, notes)
     if telemetry is not None:
         write_json(run_dir / "telemetry.json", telemetry.to_json_dict())
         columns = telemetry_columns(
@@ -261,6 +269,27 @@ def _with_verdicts(row: SummaryRow, columns: Mapping[str, Any]) -> SummaryRow:
             why = str(columns.get(reason) or verdict.replace("_", " "))
             row = row.distrusted(f"{tag}: {why}")
     return row
+
+
+def with_quality(
+    run_dir: Path,
+    spec: BenchmarkSpec,
+    rows: list[SummaryRow],
+    doc: dict[str, Any] | None,
+    notes: list[str],
+) -> list[SummaryRow]:
+    """quality.json (this pass's, or one the bundle already holds) and its status on every
+    row; a run whose spec asked for a pass it did not complete is 'not measured', said so."""
+    doc = doc if doc is not None else read_quality(run_dir)
+    if doc is None:
+        if spec.quality.task is not None:
+            notes.append("quality: not measured (the sweep stopped before the quality pass)")
+        return rows
+    write_quality(run_dir, doc)
+    rate = doc.get("pass_rate") or {}
+    shown = f"{rate['estimate']:.3f} [{rate['lo']:.3f}, {rate['hi']:.3f}]" if rate else "-"
+    notes.append(f"quality: {doc['status']} ({doc['reason']}); pass rate {shown}, 95 % Wilson")
+    return [row.with_quality(quality_columns(doc)) for row in rows]
 
 
 def _pairs(mapping: Mapping[str, Any]) -> str:

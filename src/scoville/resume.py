@@ -17,6 +17,7 @@ from typing import Any
 
 from scoville.bundle.files import read_json
 from scoville.bundle.lifecycle import MANIFEST_FILE, Lifecycle
+from scoville.bundle.quality import QUALITY_FILE
 from scoville.bundle.summary import SUMMARY_FILE
 from scoville.client.scale.dispatch import parse_workers
 from scoville.errors import DataError, UserError
@@ -27,6 +28,7 @@ from scoville.pipeline import (
     read_back,
     summarize_run,
 )
+from scoville.qualify import quality_step
 from scoville.records.model import Mode, PointWindow, RequestRecord
 from scoville.records.sink import RecordSink, scan_records
 from scoville.spec.load import validate_as
@@ -126,6 +128,8 @@ def resume_run(
     sweep = Sweep(salt, overhead if isinstance(overhead, int) else None, frozenset(done))
     workers = workers or str(manifest.get("client_workers") or "1")
     workers_spec = parse_workers(workers)
+    # A quality pass the run owes and has not written yet runs after the resumed sweep.
+    quality = None if (run_dir / QUALITY_FILE).exists() else quality_step(spec)
     target = open_target(spec)
     aside = _set_aside(run_dir, done)
     with contextlib.suppress(FileNotFoundError):
@@ -136,11 +140,13 @@ def resume_run(
     if aside:
         notes.append(f"records before the resume are kept in {aside}")
     sink = RecordSink(run_dir / RECORDS_FILE)
-    args = DriveArgs(on_progress, notes, workers_spec, run_dir / "workers", sweep)
+    after = quality.after_sweep if quality is not None else None
+    args = DriveArgs(on_progress, notes, workers_spec, run_dir / "workers", sweep, None, after)
     driven = drive_sync(target, spec, sink, life, args)
     records, windows, torn = read_back(sink, run_dir)
     notes.extend(torn)
-    measured = Measured(records, windows, driven.telemetry, driven.workers)
+    doc = quality.doc if quality is not None else None
+    measured = Measured(records, windows, driven.telemetry, driven.workers, doc)
     result = summarize_run(run_dir, spec, measured, target.source(windows), notes)
     result.stopped = driven.stopped
     return result

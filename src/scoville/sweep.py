@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,11 +174,14 @@ class DriveArgs:
     work_dir: Path
     sweep: Sweep
     on_stage: OnStage | None = None
+    # Work on the still-open target once the sweep ends unstopped (the run's quality pass).
+    after_sweep: Callable[[Target], Awaitable[None]] | None = None
 
 
 async def drive(target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs) -> Driven:
     """Probe, build every point's prompts, then run the points one after another, with
-    telemetry (power, server metrics, client integrity) recorded around the sweep. The first
+    telemetry (power, server metrics, client integrity) recorded around the sweep, then
+    `args.after_sweep` on the still-open target (the quality pass). The first
     SIGINT/SIGTERM stops the sweep: in-flight requests are recorded as cancelled, the point
     is kept marked partial, and `Driven.stopped` names the signal."""
     driven = Driven()
@@ -186,6 +189,8 @@ async def drive(target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs
         async with StopOnSignal() as stop:
             try:
                 await _sweep(target, spec, sink, args, driven)
+                if args.after_sweep is not None and stop.signal is None:
+                    await args.after_sweep(target)
             except asyncio.CancelledError:
                 if not stop.absorb():
                     raise

@@ -227,3 +227,11 @@ def test_audit_html_is_escaped_and_complete() -> None:
     full = audit_html(audit(load_claims(JALAPENO)))
     assert full.count('class="verdict-') == 12 and "104.2x" in full
     assert "Verdict rules" in full
+
+
+def test_a_side_stated_not_qualified_is_not_comparable() -> None:
+    doc = base_doc()
+    doc["sides"]["a"]["quality_status"] = "not qualified"
+    a = one(doc)
+    assert a.verdict == "not comparable"
+    assert any("quality_status: differs" in f and "not qualified" in f for f in a.findings)

@@ -73,3 +73,16 @@ def test_plan_freezes_what_is_stated_and_lists_assumptions() -> None:
     assert not c.like and "speculative decoding differs" in c.reasons[0]
     assert tp_of("TP4 EP4") == 4 and tp_of("8-way tensor parallel") == 8 and tp_of(None) is None
     assert weaker("reproduced", "observed-on-site") == "observed-on-site"
+
+
+def test_a_run_that_is_not_qualified_is_not_like_for_like() -> None:
+    cf = parse_claims(doc())
+    (c,) = cf.claims
+    bad = [{**r, "quality_status": "not qualified"} for r in rows("A", 2000)]
+    good = [{**r, "quality_status": "qualified"} for r in rows("B", 1000)]
+    got = verify_claim(c, cf, {"a": bad, "b": good})
+    assert got.outcome == "not like-for-like"
+    (why,) = [r for r in got.reasons if "quality" in r]  # said once, run against run
+    assert why.startswith("runs: quality differs (not qualified vs qualified)")
+    allowed = verify_claim(c, cf, {"a": bad, "b": good}, allow_unlike=True)
+    assert allowed.outcome == "reproduced" and any("UNLIKE PAIR" in r for r in allowed.reasons)

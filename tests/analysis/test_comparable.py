@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from scoville.analysis.comparable import Conditions, judge, precision_class, same_model
+from scoville.analysis.comparable import (
+    Conditions,
+    conditions_of_rows,
+    judge,
+    precision_class,
+    same_model,
+)
 from scoville.analysis.compare import compare_groups, format_ratio
 from scoville.errors import UserError
 
@@ -134,3 +140,50 @@ def test_one_system_and_empty_inputs_are_user_errors() -> None:
         compare_groups([row("A", 8192, 100, 900)], "A")
     with pytest.raises(UserError, match="no points"):
         compare_groups([], "A")
+
+
+# (system status, baseline status, like?, like when strict?)
+QUALITY: list[tuple[str | None, str | None, bool, bool]] = [
+    ("qualified", "qualified", True, True),
+    ("not qualified", "qualified", False, False),
+    ("qualified", "not qualified", False, False),
+    ("not qualified", None, False, False),  # a side that is not qualified blocks on its own
+    ("qualified", "not measured", True, False),  # a caveat; strict refuses it
+    ("not measured", "not measured", True, True),  # no pass on either side: informational
+    (None, None, True, True),
+]
+
+
+@pytest.mark.parametrize(("sys_q", "base_q", "like", "strict_like"), QUALITY)
+def test_quality_status_rule(
+    sys_q: str | None, base_q: str | None, like: bool, strict_like: bool
+) -> None:
+    s, b = replace(BASE, quality_status=sys_q), replace(BASE, quality_status=base_q)
+    assert judge(s, b, per_kw=False).like is like
+    strict = {c.field for c in judge(s, b, per_kw=False, strict=True).blocking}
+    assert ("quality_status" not in strict) is strict_like  # BASE leaves other fields unstated
+    if not like:
+        (check,) = judge(s, b, per_kw=False).blocking
+        assert check.field == "quality_status" and "not qualified" in check.reason
+
+
+def test_quality_of_rows_takes_the_worst_run() -> None:
+    q = conditions_of_rows
+    assert q([{"quality_status": "qualified"}] * 2).quality_status == "qualified"
+    mixed = [{"quality_status": "qualified"}, {"quality_status": "not qualified"}]
+    assert q(mixed).quality_status == "not qualified"
+    assert q([{"quality_status": "qualified"}, {}]).quality_status == "not measured"
+
+
+def test_compare_refuses_a_side_that_is_not_qualified() -> None:
+    rows = [
+        row("A", 8192, 100, 900, quality_status="not qualified"),
+        row("B", 8192, 100, 500, quality_status="qualified"),
+    ]
+    (t,) = compare_groups(rows, "B")
+    peak = t.line("peak_tput_per_gpu")
+    assert peak.ratio is None and peak.status == "not like for like"
+    assert "quality differs (not qualified vs qualified)" in peak.note
+    (u,) = compare_groups(rows, "B", allow_unlike=True)
+    peak = u.line("peak_tput_per_gpu")
+    assert peak.ratio == pytest.approx(900 / 500) and peak.note.startswith("UNLIKE PAIR")

@@ -101,3 +101,11 @@ def test_bad_tco_files_name_the_field(tmp_path: Path, mutate: Any, field: str) -
     mutate(doc)
     with pytest.raises(DataError, match=field.replace(".", r"\.")):
         load_tco(write(tmp_path, doc))
+
+
+def test_cost_takes_the_measured_pass_rate_over_a_declared_one() -> None:
+    from scoville.analysis.tco import pass_rate_of
+
+    assert pass_rate_of({"quality_pass_rate": 0.8}, 0.95) == (0.8, "measured (quality.json)")
+    assert pass_rate_of({"quality_pass_rate": None}, 0.95) == (0.95, "declared (TCO file)")
+    assert pass_rate_of({}, None) == (None, "not measured")

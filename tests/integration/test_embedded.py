@@ -91,3 +91,27 @@ def test_server_keeps_serving_past_its_log_volume(embedded_url: str, tmp_path: P
     )
     (point,) = run_benchmark(spec, tmp_path).summary["points"]
     assert point["n_ok"] == 300 and point["valid"]
+
+
+def test_run_with_a_quality_pass(embedded_url: str, tmp_path: Path) -> None:
+    """`spec.quality` on the real model: 10 items after a 4-request sweep; the status reaches
+    summary.json, quality.json and the report, and the counts add up."""
+    sets = ["load.concurrency=1", "shape.isl_tokens=32", "shape.osl_tokens=16"]
+    sets += ["load.requests_per_point=4", "quality.task=arith,copy", "quality.items_per_task=5"]
+    sets += ["quality.threshold=0.3", "quality.concurrency=2"]
+    result = run_benchmark(load_spec(None, [f"target.url={embedded_url}", *sets]), tmp_path)
+    doc = json.loads((result.run_dir / "quality.json").read_text())
+    c = doc["counts"]["target"]
+    assert c["ok"] + c["failed"] == c["sent"] == len(doc["items"]) == 10
+    assert c["right"] + c["wrong"] + c["failed_items"] == c["items"] == 10
+    assert c["right"] > 0 and c["failed"] == 0  # SmolLM2-135M solves some of these
+    assert doc["pass_rate"]["estimate"] == c["right"] / 10
+    assert doc["status"] == ("qualified" if c["right"] >= 3 else "not qualified")
+    assert all(it["logprob"]["positions"] > 0 for it in doc["items"])  # llama.cpp's top-k
+    (point,) = result.summary["points"]
+    assert point["quality_status"] == doc["status"]
+    assert (
+        point["quality_pass_rate_lo"] < point["quality_pass_rate"] <= point["quality_pass_rate_hi"]
+    )
+    html = (result.run_dir / "report.html").read_text()
+    assert "Quality of" in html and doc["status"] in html

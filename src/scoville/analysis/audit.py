@@ -62,6 +62,7 @@ def side_conditions(side: Side) -> Conditions:
         token_basis=side.token_basis,
         percentile=side.percentile,
         quality_target=side.quality_target,
+        quality_status=side.quality_status,
         latency_target=side.latency_target,
     )
 

@@ -95,6 +95,9 @@ class Side(FrozenModel):
         None, description="How the side's numbers are known (evidence tier)."
     )
     quality_target: str | None = None
+    quality_status: Literal["qualified", "not qualified", "not measured"] | None = Field(
+        None, description="The side's quality status, when a quality pass judged it."
+    )
     latency_target: str | None = None
     runs: tuple[str, ...] = Field((), description="Run bundles / result files (relative paths).")
     notes: str = ""

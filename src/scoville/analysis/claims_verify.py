@@ -124,7 +124,12 @@ def _run_mismatch(c: Claim, cf: ClaimFile, rows: Mapping[str, Sequence[Row]]) ->
     out: list[str] = []
     for sid in (c.system, c.baseline):
         got = judge(conditions_of_rows(rows[sid]), side_conditions(cf.sides[sid]), False)
-        out += [f"run of {sid}: {x.reason}" for x in got.blocking if x.status == "differs"]
+        # A run's quality status is judged once, run against run, below.
+        out += [
+            f"run of {sid}: {x.reason}"
+            for x in got.blocking
+            if x.status == "differs" and x.field != "quality_status"
+        ]
     pair = judge(
         conditions_of_rows(rows[c.system]),
         conditions_of_rows(rows[c.baseline]),

@@ -40,6 +40,7 @@ class Conditions:
     token_basis: str | None = None  # "total" (input + output) or "output"
     percentile: str | None = None  # the latency convention: median, p90, mean
     quality_target: str | None = None
+    quality_status: str | None = None  # qualified / not qualified / not measured (a run's pass)
     latency_target: str | None = None
 
 
@@ -198,13 +199,39 @@ def _range_ratio(s: Conditions, b: Conditions) -> Check:
     return c
 
 
+NOT_QUALIFIED, QUALIFIED = "not qualified", "qualified"
+
+
+def _quality(s: Conditions, b: Conditions) -> Check:
+    """A side that is not qualified blocks, whatever the other; both qualified is the same;
+    one qualified against one not measured is unstated (a caveat, blocking when strict);
+    neither measured is informational (no quality pass on either side)."""
+    ss, bs = s.quality_status, b.quality_status
+    name = "quality_status"
+    bad = [side for side, v in (("system", ss), ("baseline", bs)) if v == NOT_QUALIFIED]
+    if bad:
+        verb = "is" if len(bad) == 1 else "are"
+        why = (
+            f"quality differs ({ss or 'not stated'} vs {bs or 'not stated'}): the "
+            f"{' and the '.join(bad)} {verb} not qualified (its pass rate missed its bar)"
+        )
+        return Check(name, ss, bs, "differs", why)
+    if ss == bs == QUALIFIED:
+        return Check(name, ss, bs, "same")
+    if QUALIFIED in (ss, bs):
+        side = "baseline" if ss == QUALIFIED else "system"
+        return Check(name, ss, bs, "unstated", f"quality is not measured for the {side}")
+    return Check(name, ss, bs, "informational")
+
+
 def judge(s: Conditions, b: Conditions, per_kw: bool, strict: bool = False) -> Comparability:
     """Every condition of system `s` against baseline `b`.
 
     Blocking: a condition that differs (model, weights revision when both known, ISL, OSL,
     range ratio, precision class without a quality-equivalence verdict, speculative decoding
     without a declared acceptance length, disaggregation, power boundary for per-kW metrics,
-    token basis, latency convention, quality and latency target), or one the comparison needs
+    token basis, latency convention, quality and latency target, a side whose quality pass
+    did not qualify it), or one the comparison needs
     that is unstated (model, ISL, OSL; power boundary and denominator for per-kW). With
     `strict`, any unstated condition blocks. Parallelism is only required to be stated (in
     strict mode); its value may differ between hardware.
@@ -221,6 +248,7 @@ def judge(s: Conditions, b: Conditions, per_kw: bool, strict: bool = False) -> C
         _basic("percentile", s.percentile, b.percentile, False),
         _basic("token_basis", s.token_basis, b.token_basis, False),
         _basic("quality_target", s.quality_target, b.quality_target, False),
+        _quality(s, b),
         _basic("latency_target", s.latency_target, b.latency_target, False),
     ]
     boundary = _basic("power boundary", s.power_boundary, b.power_boundary, per_kw)
@@ -280,8 +308,19 @@ def conditions_of_rows(rows: Sequence[Row]) -> Conditions:
         token_basis=text("token_basis") or "total",
         percentile=text("latency_convention") or "median",
         quality_target=text("quality_target") or "none",
+        quality_status=quality_of_rows(rows),
         latency_target=text("latency_target") or "none",
     )
+
+
+def quality_of_rows(rows: Sequence[Row]) -> str | None:
+    """A configuration's quality status: not qualified if any run of it is, qualified if all
+    are, else not measured (a row without the field: a run without a pass); None: no rows."""
+    got = {str(r.get("quality_status") or "not measured") for r in rows}
+    for status in (NOT_QUALIFIED, "not measured"):
+        if status in got:
+            return status
+    return QUALIFIED if got else None
 
 
 def condition_names() -> tuple[str, ...]:

@@ -40,6 +40,15 @@ def looks_like_inferencex(doc: Any) -> bool:
     return "tput_per_gpu" in flat and ("hw" in flat or "hardware" in flat)
 
 
+# scoville's quality columns, carried through its InferenceX rows in both directions.
+QUALITY_FIELDS = (
+    "quality_status",
+    "quality_pass_rate",
+    "quality_pass_rate_lo",
+    "quality_pass_rate_hi",
+)
+
+
 def rows_from_inferencex(doc: Any, source: str = "") -> list[Row]:
     """ROWs from InferenceX agg rows (flat, as `utils/process_result.py` writes them) or
     dashboard rows (labels at top level, numbers under `metrics`). One ROW per row.
@@ -106,6 +115,7 @@ def _ix_row(item: Mapping[str, Any], where: str) -> dict[str, Any]:
         if intvty is not None:
             row[f"{stat}_intvty"] = intvty
     _ix_power(flat, row)
+    row.update({k: flat[k] for k in QUALITY_FIELDS if flat.get(k) is not None})
     return row
 
 
@@ -132,7 +142,8 @@ def _ix_power(flat: Mapping[str, Any], row: dict[str, Any]) -> None:
 def rows_to_inferencex(rows: Sequence[Row]) -> list[dict[str, Any]]:
     """Our ROWs as InferenceX agg rows (times in seconds; intvty = 1 / the TPOT statistic, as
     InferenceX computes it). Per-kW fields are not part of their format; board-measured power
-    goes to `avg_power_w`. Each row adds `valid` and `invalid_reasons` (ours)."""
+    goes to `avg_power_w`. Each row adds `valid`, `invalid_reasons` and the quality columns
+    (ours)."""
     out: list[dict[str, Any]] = []
     for r in rows:
         n = r.get("n_accelerators")
@@ -165,6 +176,9 @@ def rows_to_inferencex(rows: Sequence[Row]) -> list[dict[str, Any]]:
             d["avg_power_w"], d["power_valid"] = r.get("power_w_per_accelerator"), 1
         d["valid"] = r.get("valid")  # not InferenceX fields: why scoville distrusts a point
         d["invalid_reasons"] = list(r.get("invalid_reasons") or [])
+        for key in QUALITY_FIELDS:  # ours too: the run's quality pass, read back on import
+            d[key] = r.get(key)
+        d["quality_status"] = d["quality_status"] or "not measured"
         out.append(d)
     return out
 

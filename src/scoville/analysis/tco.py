@@ -220,6 +220,23 @@ class TaskCost:
     n_qualified: float  # met the SLO (x the quality pass rate, an expected count, when given)
     usd_per_task: float | None
     usd_per_qualified_task: float | None
+    quality_pass_rate: float | None = None  # the rate applied (None: quality not measured)
+    quality_source: str = "not measured"  # "measured (quality.json)", "declared (TCO file)"
+
+
+MEASURED, DECLARED, NOT_MEASURED = "measured (quality.json)", "declared (TCO file)", "not measured"
+
+
+def pass_rate_of(row: Row, declared: float | None) -> tuple[float | None, str]:
+    """The quality pass rate a point's tasks are scaled by, and where it came from: the run's
+    own quality pass (the row's `quality_pass_rate`) over a rate declared in the TCO file;
+    neither: not measured (tasks qualify on latency alone, and it is said so)."""
+    measured = row.get("quality_pass_rate")
+    if isinstance(measured, (int, float)) and not isinstance(measured, bool):
+        return float(measured), MEASURED
+    if declared is not None:
+        return declared, DECLARED
+    return None, NOT_MEASURED
 
 
 def task_costs(
@@ -230,8 +247,9 @@ def task_costs(
     quality_pass_rate: float | None,
 ) -> list[TaskCost]:
     """$/qualified task per point of a run with records.jsonl (`cost.cost_per_qualified_task`):
-    a task qualifies when it finished within `latency_slo_s`; a quality pass rate p (measured
-    elsewhere, per task unknown) scales the qualified count by p."""
+    a task qualifies when it finished within `latency_slo_s`; a quality pass rate p (the
+    run's measured one, else `quality_pass_rate` from the TCO file; per task unknown) scales
+    the qualified count by p (`pass_rate_of`)."""
     from scoville.analysis.cost import cost_per_qualified_task, outcomes_from_records
     from scoville.records.sink import read_records
 
@@ -251,9 +269,12 @@ def task_costs(
             outcomes_from_records(mine), usd_per_acc_hour, n_acc,
             (w.end_ns - w.start_ns) / 1e9, latency_slo_s, require_quality=False,
         )  # fmt: skip
-        qualified = q.n_qualified * (quality_pass_rate or 1.0)
+        rate, source = pass_rate_of(row, quality_pass_rate)
+        qualified = q.n_qualified * (1.0 if rate is None else rate)
         per_q = q.total_usd / qualified if qualified else None
         intvty = row.get("median_intvty")
         x = float(intvty) if isinstance(intvty, (int, float)) else None
-        out.append(TaskCost(w.point_id, x, q.n_tasks, qualified, q.usd_per_task, per_q))
+        out.append(
+            TaskCost(w.point_id, x, q.n_tasks, qualified, q.usd_per_task, per_q, rate, source)
+        )
     return out

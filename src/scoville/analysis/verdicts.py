@@ -22,6 +22,7 @@ RULES = (
     "(model, weights revision, precision class without a quality-equivalence verdict, "
     "ISL/OSL, range ratio, speculative decoding without a declared acceptance length, "
     "disaggregation, power boundary, token basis, percentile, quality or latency target), "
+    "a side whose quality status is 'not qualified', "
     "or a condition the metric needs is missing (model, ISL/OSL; power boundary and "
     "denominator for per-kW metrics). With --strict, "
     "a condition left unstated on either side also makes the claim not comparable.",

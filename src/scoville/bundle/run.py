@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scoville.bundle.files import read_json
+from scoville.bundle.quality import read_quality
 from scoville.bundle.summary import SUMMARY_FILE, SummaryDoc, read_summary
 from scoville.errors import DataError
 from scoville.records.model import PointWindow, RequestRecord
@@ -20,6 +21,7 @@ class RunBundle:
     spec: dict[str, Any]
     manifest: dict[str, Any]
     summary: SummaryDoc
+    quality: dict[str, Any] | None = None  # quality.json, when the run had a quality pass
 
     @property
     def run_id(self) -> str:
@@ -44,7 +46,7 @@ def load_run(path: Path) -> RunBundle:
     summary = read_summary(path)
     spec = read_json(path / "spec.json") if (path / "spec.json").exists() else {}
     manifest = read_json(path / "manifest.json") if (path / "manifest.json").exists() else {}
-    return RunBundle(path, spec, manifest, summary)
+    return RunBundle(path, spec, manifest, summary, read_quality(path))
 
 
 def find_runs(paths: list[Path]) -> list[RunBundle]:

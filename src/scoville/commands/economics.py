@@ -95,7 +95,7 @@ def cost_runs_cmd(
                     {"label": key.label(), **asdict(econ), "tasks": [asdict(t) for t in tasks]}
                 )
                 if console is not None:
-                    _print_economics(console, key.label(), econ, tasks, tco_file.quality_pass_rate)
+                    _print_economics(console, key.label(), econ, tasks)
     if as_json:
         typer.echo(json.dumps(out, indent=2, default=str))
 
@@ -125,9 +125,7 @@ def _with_silicon(tco_file: Any, build: list[str], volume: int | None) -> Any:
     return tco_file.model_copy(update={"systems": systems})
 
 
-def _print_economics(
-    console: Console, label: str, e: Economics, tasks: list[TaskCost], pass_rate: float | None
-) -> None:
+def _print_economics(console: Console, label: str, e: Economics, tasks: list[TaskCost]) -> None:
     from rich.table import Table
 
     t = Table(
@@ -155,7 +153,12 @@ def _print_economics(
             default=None,
         )
         if best is not None:
-            q = f" x quality pass rate {pass_rate:g}" if pass_rate else " (quality not judged)"
+            rate = best.quality_pass_rate
+            q = (
+                f" x quality pass rate {rate:.3g}, {best.quality_source}"
+                if rate is not None
+                else "; quality not measured: tasks qualify on latency alone"
+            )
             console.print(
                 f"  cheapest qualified task: {_money(best.usd_per_qualified_task, 5)} at point "
                 f"{best.point_id} ({_n(best.intvty_tok_s_user)} tok/s/user; "

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from scoville.errors import UserError
 from scoville.quality.datasets import DEFAULT_TASKS, resolve_tasks
+from scoville.quality.gate import TWIN_REFUSAL
 from scoville.quality.items import Item
 
 if TYPE_CHECKING:
@@ -26,12 +27,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(add_completion=False)
 console = Console()
-
-TWIN_REFUSAL = (
-    "The twin has no tokens to judge: it simulates token counts and timings, never text, so "
-    "quality cannot be measured on it. Compare real targets: 'embedded', 'embedded?kv=q4_0', "
-    "'embedded?spec=ngram' or http://HOST:PORT."
-)
 
 
 def _check_inputs(reference: str, candidate: str, items: int, margin: float) -> None:

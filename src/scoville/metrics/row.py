@@ -32,6 +32,7 @@ NON_METRIC_FIELDS: frozenset[str] = frozenset(
         "power_w_per_accelerator",
         "power_boundary",
         "token_sources",
+        "quality_status",
         "labels",
         "extra",
     }
@@ -118,6 +119,11 @@ class SummaryRow:
     usage_flagged: int
     cache_hit_rate: float | None
     token_sources: tuple[str, ...]
+    # The run's quality pass (run-wide): qualified / not qualified / not measured.
+    quality_status: str = "not measured"
+    quality_pass_rate: float | None = None
+    quality_pass_rate_lo: float | None = None
+    quality_pass_rate_hi: float | None = None
     labels: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -127,6 +133,10 @@ class SummaryRow:
     def with_columns(self, columns: Mapping[str, Any]) -> SummaryRow:
         """The same row with columns a later stage adds (telemetry, target facts)."""
         return replace(self, extra={**self.extra, **columns}) if columns else self
+
+    def with_quality(self, columns: Mapping[str, Any]) -> SummaryRow:
+        """The same row with the run's quality status and pass rate (`quality.inrun.columns`)."""
+        return replace(self, **columns)
 
     def distrusted(self, reason: str) -> SummaryRow:
         """The same row marked invalid for `reason` (one tagged line, `tag: why`, added to the

@@ -275,6 +275,40 @@ METRICS: tuple[MetricDef, ...] = (
         "-",
     ),
     MetricDef(
+        "quality_pass_rate",
+        "fraction",
+        "higher",
+        "point",
+        "the run's quality pass (spec.quality, after the sweep, run-wide): judged items answered "
+        "right / judged items; a failed request is not right. quality_status: qualified when it "
+        "is >= quality.threshold and >= (1 - quality.margin_rel) x the reference's pass rate "
+        "(those set) with <= 5 % of items failed; null and 'not measured' without a pass",
+        "-",
+        "-",
+        "-",
+    ),
+    MetricDef(
+        "quality_pass_rate_lo",
+        "fraction",
+        "none",
+        "point",
+        "lower end of the 95 % Wilson score interval of quality_pass_rate: (p + z^2/2n - z "
+        "sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), z = 1.96, n judged items",
+        "-",
+        "-",
+        "-",
+    ),
+    MetricDef(
+        "quality_pass_rate_hi",
+        "fraction",
+        "none",
+        "point",
+        "upper end of the same interval (the + root)",
+        "-",
+        "-",
+        "-",
+    ),
+    MetricDef(
         "cache_hit_rate",
         "fraction",
         "none",

@@ -31,7 +31,7 @@ SCHEMA = "scoville.quality/1"
 NOT_AVAILABLE = "not available from this server"
 
 
-def _side(gen: Generation, item: Item) -> tuple[dict[str, Any], Score | None]:
+def side_row(gen: Generation, item: Item) -> tuple[dict[str, Any], Score | None]:
     sc = score(item, gen.text) if gen.ok and item.judged else None
     return {
         "text": gen.text,
@@ -69,8 +69,8 @@ def item_rows(p: Passes) -> list[dict[str, Any]]:
     rows = []
     for i, item in enumerate(p.items):
         ref, cand = p.reference[i], p.candidate[i]
-        ref_side, _ = _side(ref, item)
-        cand_side, _ = _side(cand, item)
+        ref_side, _ = side_row(ref, item)
+        cand_side, _ = side_row(cand, item)
         both = ref.ok and cand.ok and ref.tokens is not None and cand.tokens is not None
         pairs = walk(ref, p.segments[i])[0] if i in p.segments else []
         rows.append(
@@ -92,7 +92,9 @@ def item_rows(p: Passes) -> list[dict[str, Any]]:
     return rows
 
 
-def _counts(rows: Sequence[dict[str, Any]], side: str) -> dict[str, int]:
+def side_counts(rows: Sequence[dict[str, Any]], side: str) -> dict[str, int]:
+    """One side's counts: sent = ok + failed (requests); items (judged) = right + wrong +
+    failed_items. A failed request counts as failed, never as wrong, never dropped."""
     judged = [r[side] for r in rows if r["kind"] != "free"]
     return {
         "sent": len(rows),
@@ -239,7 +241,7 @@ def build_report(
     acc = accuracy_block(rows, margin_rel, seed)
     agree = agreement_block(p, seed)
     toks = tokens_block(rows)
-    counts = {"reference": _counts(rows, "reference"), "candidate": _counts(rows, "candidate")}
+    counts = {side: side_counts(rows, side) for side in ("reference", "candidate")}
     verdicts = [acc["verdict"] if counts["reference"]["items"] else None, agree.get("verdict")]
     return {
         "schema": SCHEMA,

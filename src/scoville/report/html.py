@@ -22,6 +22,7 @@ from scoville.bundle.run import RunBundle
 from scoville.report import tables, vega
 from scoville.report.charts import Chart, scale_of
 from scoville.report.intervals import RunIntervals, repeats_band, run_intervals
+from scoville.report.quality import quality_section, status_strip
 from scoville.report.views import (
     RunView,
     agentic_chart,
@@ -75,6 +76,7 @@ class ReportRun:
     spec: Mapping[str, Any] = field(default_factory=dict)
     manifest: Mapping[str, Any] = field(default_factory=dict)
     intervals: RunIntervals = field(default_factory=RunIntervals)
+    quality: Mapping[str, Any] | None = None  # quality.json, when the run had a quality pass
 
     @property
     def rows(self) -> list[Row]:
@@ -108,7 +110,7 @@ def report_runs(bundles: Sequence[RunBundle], n_resamples: int = 300) -> list[Re
     for label, config, b in zip(_labels(bundles), _configs(bundles), bundles, strict=True):
         rows = list(b.summary["points"])
         ivs = run_intervals(b.path, rows, log_x, n_resamples)
-        out.append(ReportRun(label, b.summary, config, b.spec, b.manifest, ivs))
+        out.append(ReportRun(label, b.summary, config, b.spec, b.manifest, ivs, b.quality))
     return out
 
 
@@ -153,6 +155,8 @@ def _run_section(run: ReportRun, charts: list[Chart]) -> list[str]:
     out = [f"<h2>{escape(run.label)} <small>({escape(str(s.get('run_id', '')))})</small></h2>"]
     out += [f"<p class='note'>{escape(n)}</p>" for n in s.get("notes", [])]
     out.append(tables.point_table(run.rows))
+    if run.quality is not None:
+        out.append(quality_section(run.label, run.quality))
     out.append(
         "<details open><summary>Every metric, with its convention and sample count"
         f"</summary>{tables.metric_table(run.rows)}</details>"
@@ -212,6 +216,7 @@ def render(
         f"<p class='note'>Charts drawn with {escape(libs)}, inlined in this file.</p>",
         _reading_note([*(r.view() for r in runs), *repeats]),
         f"<div class='charts'>{''.join(_figure(c) for c in charts)}</div>",
+        status_strip([(r.label, r.quality) for r in runs]),
     ]
     for run in runs:
         body.extend(_run_section(run, charts))

@@ -209,9 +209,35 @@ class PointValidity(FrozenModel):
 
 
 class QualityTarget(FrozenModel):
-    task: str | None = Field(None, description="Quality task, e.g. 'gsm8k', 'mmlu-pro'.")
-    metric: str = Field("accuracy", description="Metric on that task.")
-    threshold: float | None = Field(None, description="Minimum acceptable value.")
+    """The quality pass `scoville run` performs on its own target after the sweep (unset
+    `task`: none). The run is qualified when the pass rate meets `threshold` and, with a
+    `reference`, at least (1 - `margin_rel`) of the reference's pass rate."""
+
+    task: str | None = Field(
+        None,
+        description="Quality tasks, as `scoville quality --tasks`: generated copy, kv, arith, "
+        "json; files as FORMAT=PATH (gsm8k, mmlu, gpqa, bfcl, items).",
+    )
+    metric: str = Field("accuracy", description="Metric on that task (accuracy: the pass rate).")
+    threshold: float | None = Field(
+        None, ge=0.0, le=1.0, description="Lowest acceptable pass rate (0.5 = half the items)."
+    )
+    margin_rel: float = Field(
+        0.01,
+        gt=0.0,
+        lt=0.5,
+        description="With a reference: the pass rate must keep (1 - margin) of the "
+        "reference's (0.01 = 99 %, MLPerf's rule; 0.001 = 99.9 %).",
+    )
+    concurrency: int = Field(1, ge=1, le=256, description="Quality requests in flight.")
+    items_per_task: int = Field(
+        10, ge=1, le=100_000, description="Items per task (a file: its first N rows)."
+    )
+    reference: str | None = Field(
+        None,
+        description="A reference target ('embedded', 'http://HOST:PORT') that answers the same "
+        "items, for an equivalence verdict against it.",
+    )
 
 
 class BenchmarkSpec(FrozenModel):

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from scoville.errors import TargetError
+from scoville.quality.inrun import context_tokens, items_of
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
 from scoville.targets.base import Target
 from scoville.targets.embedded import (
@@ -22,10 +23,13 @@ from scoville.targets.http import open_http_target
 
 
 def open_embedded(spec: BenchmarkSpec) -> Target:
-    """Start llama.cpp + SmolLM2 sized for the spec (slots = the largest concurrency)."""
+    """Start llama.cpp + SmolLM2 sized for the spec (slots = the largest concurrency; a
+    quality pass adds its concurrency and the context its longest item needs)."""
     open_loop = 8 if spec.load.request_rates_per_s else 1  # rate points need spare slots
-    slots = max([*spec.load.concurrency, spec.load.max_concurrency or 0, open_loop])
-    ctx = spec.shape.isl_tokens + spec.shape.osl_tokens + 64
+    quality = items_of(spec)
+    q_slots = spec.quality.concurrency if quality else 0
+    slots = max([*spec.load.concurrency, spec.load.max_concurrency or 0, open_loop, q_slots])
+    ctx = max(spec.shape.isl_tokens + spec.shape.osl_tokens + 64, context_tokens(quality))
     cfg = EmbeddedConfig(parallel=slots, ctx_per_slot=ctx)
     server = EmbeddedServer(with_url_options(cfg, spec.target.url))  # 'embedded?kv=q4_0'
     url = server.start()
