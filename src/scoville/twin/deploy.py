@@ -73,6 +73,8 @@ def apply_deploy_options(
         gpu_memory_utilization=cfg.efficiency.gpu_memory_utilization,
         hbm_bw=applied.efficiency.hbm_bw * cfg.efficiency.hbm_bw / 0.80,
     )
+    if "gpu_memory_utilization" in explicit:  # it also replaces a free-memory KV rule
+        eff = replace(eff, kv_free_memory_fraction=None)
     dp_attn = opts.pop("dp_attention", "0")
     if dp_attn not in ("0", "1"):
         raise _bad("dp_attention", dp_attn, "0 or 1")
@@ -101,6 +103,7 @@ def apply_deploy_options(
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
         mix_prefill_decode=applied.mix_prefill_decode,
+        admission=applied.admission,
         max_num_batched_tokens=cfg.engine.max_num_batched_tokens
         if "max_batched_tokens" in explicit
         else applied.max_batched_tokens,
@@ -120,6 +123,7 @@ def reprofile(cfg: TwinConfig, book: ProfileBook) -> TwinConfig:
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
         mix_prefill_decode=applied.mix_prefill_decode,
+        admission=applied.admission,
         max_num_batched_tokens=applied.max_batched_tokens,
     )
     return replace(cfg, efficiency=applied.efficiency, engine=engine)
