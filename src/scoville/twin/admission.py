@@ -9,11 +9,17 @@ Reservation, as a fraction of each admitted request's remaining output tokens:
   reserved at admission, so nothing is ever evicted, and a request waits until that fits).
 - SGLang: a `new_token_ratio` that starts at 0.7, decays linearly to 0.7 x 0.14 over 600
   decode steps and resets to 0.7 on a retraction (preemption).
+
+Batch waiting (TensorRT-LLM `batch_wait_timeout_iters`, `batch_wait_max_tokens_ratio`; off by
+default, set by InferenceX's 1k/1k Llama recipes): while decodes run, new prompts are held for
+up to N steps until the step's tokens reach the ratio x max_num_tokens.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +34,8 @@ class AdmissionPolicy:
     # steps between an arrival during a running step and the first step that may schedule it:
     # 1 when the scheduler builds step k+1 while step k runs (overlap / async scheduling)
     lag_steps: int = 0
+    batch_wait_iters: int = 0  # 0 = off
+    batch_wait_ratio: float = 0.0
 
     def reserve_ratio(self, steps_since_reset: int) -> float:
         """The fraction of remaining output reserved, `steps_since_reset` steps after the
@@ -68,3 +76,44 @@ class OutputLedger:
         (a decoding sequence whose last step is f emits f - next_step + 1 more)."""
         decoding = self.sum_finish_step - self.n_decoding * (next_step - 1)
         return self.prefill_tokens_left + decoding
+
+
+class Waiting(Protocol):
+    """What batch waiting reads of a queued sequence."""
+
+    ctx_target: int
+    ready_step: int
+
+
+class BatchWait:
+    """TensorRT-LLM's batch waiting: hold new prompts while decodes run, for up to
+    `batch_wait_iters` steps, until the prompt tokens ready to schedule plus one token per
+    decoding sequence reach `batch_wait_ratio` x the step's token budget."""
+
+    __slots__ = ("policy", "waited")
+
+    def __init__(self, policy: AdmissionPolicy) -> None:
+        self.policy = policy
+        self.waited = 0
+
+    def hold(
+        self, queue: Iterable[Waiting], n_decode: int, next_step: int, max_tokens: int
+    ) -> bool:
+        p = self.policy
+        if not p.batch_wait_iters or not n_decode or self.waited >= p.batch_wait_iters:
+            self.waited = 0
+            return False
+        want = p.batch_wait_ratio * max_tokens
+        tokens, ready = n_decode, False
+        for seq in queue:
+            if seq.ready_step > next_step or tokens >= want:
+                break
+            ready = True
+            tokens += min(seq.ctx_target, max_tokens - tokens)
+        if not ready:  # no prompt to hold
+            return False
+        if tokens >= want:
+            self.waited = 0
+            return False
+        self.waited += 1
+        return True

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from scoville.twin.admission import AdmissionPolicy, OutputLedger
+from scoville.twin.admission import AdmissionPolicy, BatchWait, OutputLedger
 from scoville.twin.costmodel import StepBatch, StepCost, StepModel
 from scoville.twin.kernel import Kernel
 from scoville.twin.prefix import PrefixCache
@@ -44,7 +44,7 @@ class EngineConfig:
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     # KV reserved for future output at admission, and the scheduling lag of an arrival
-    admission: AdmissionPolicy = AdmissionPolicy()
+    admission: AdmissionPolicy = field(default_factory=AdmissionPolicy)
 
 
 @dataclass(slots=True, eq=False)
@@ -141,6 +141,7 @@ class Replica:
         self._chunks: list[tuple[Seq, int]] = []
         self._n_dec = 0
         self.ledger = OutputLedger()  # output tokens still to come, for KV reservation
+        self.batch_wait = BatchWait(config.admission)
         self._reserve_from_step = 0  # step of the start or last preemption (ratio decay)
 
     # -- admission -----------------------------------------------------------------------------
@@ -184,6 +185,9 @@ class Replica:
         chunks: list[tuple[Seq, int]] = []
         cfg = self.cfg
         ratio = cfg.admission.reserve_ratio(next_step - self._reserve_from_step)
+        n_run = len(self.running)
+        if self.batch_wait.hold(self.waiting, n_run, next_step, cfg.max_num_batched_tokens):
+            return [], budget
         while self.waiting and budget > 0:
             if len(self.running) + len(self.prefilling) >= cfg.max_num_seqs:
                 break
