@@ -24,15 +24,16 @@ from typing import Protocol
 
 @dataclass(frozen=True, slots=True)
 class AdmissionPolicy:
-    """A framework's admission rules (defaults: vLLM V0-style, no reservation, no lag)."""
+    """A framework's admission rules (defaults: no reservation, no lag, no batch waiting)."""
 
     # fraction of remaining output tokens reserved in KV at admission, right after a start or a
     # preemption; it decays linearly to `reserve_floor` over `reserve_decay_steps` steps
     reserve_init: float = 0.0
     reserve_floor: float = 0.0
     reserve_decay_steps: int = 0
-    # steps between an arrival during a running step and the first step that may schedule it:
-    # 1 when the scheduler builds step k+1 while step k runs (overlap / async scheduling)
+    # an arrival while the replica is busy is first scheduled at step index len(step_times) +
+    # lag: 1 for the client round trip that misses the schedule formed at a step end, 1 more
+    # when the scheduler builds step k+1 while step k runs (overlap / async scheduling)
     lag_steps: int = 0
     batch_wait_iters: int = 0  # 0 = off
     batch_wait_ratio: float = 0.0
