@@ -66,6 +66,18 @@ def test_the_split_is_frozen_and_seed_rows_are_never_held_out() -> None:
     assert len(models) >= 3
 
 
+def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> None:
+    from scoville.twin.calibration import load_book
+
+    book = load_book()
+    late = [p for p in book.points if p.split == "late"]
+    assert late and book.frozen.late
+    for p in late:
+        assert p.added is not None and p.added > book.frozen.date and not p.fitted
+    assert "GB300" in {parse_twin_url(p.url).hardware.name for p in late}
+    assert all(p.added is None for p in book.points if p.split != "late")
+
+
 def test_errors_by_regime_take_medians_and_signed_bias() -> None:
     from scoville.twin.calibration import Comparison, by_regime
 

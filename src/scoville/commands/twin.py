@@ -251,15 +251,18 @@ def validate_cmd(
     requests_per_point: Annotated[
         int | None, typer.Option(help="Default 10 x conc (capped for very large sweeps).")
     ] = None,
-    split: Annotated[str, typer.Option(help="test (held out), dev, seed or all.")] = "test",
+    split: Annotated[
+        str,
+        typer.Option(help="test (held out), dev, seed, late (added after the freeze) or all."),
+    ] = "test",
     only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
     quick: Annotated[bool, typer.Option(help="Fewer requests per point (as `twin fit`).")] = False,
 ) -> None:
     """Predicted vs published on the frozen test split, with error by regime and signed bias."""
     from scoville.twin.calibration import load_book, validate
 
-    if split not in ("test", "dev", "seed", "all"):
-        raise UserError("--split must be test, dev, seed or all.")
+    if split not in ("test", "dev", "seed", "late", "all"):
+        raise UserError("--split must be test, dev, seed, late or all.")
     book = load_book()
     points = [
         p
@@ -288,6 +291,8 @@ def validate_cmd(
     )
     for e in book.frozen.errata:
         console.print(f"erratum: {escape(e)}")
+    if book.frozen.late and split in ("late", "all"):
+        console.print(f"late rows: {escape(book.frozen.late)}")
     for p in points:
         console.print(f"{p.id}: {escape(p.source)}")
 
@@ -295,7 +300,7 @@ def validate_cmd(
 def _print_regimes(rows: list[Comparison], split: str) -> None:
     from scoville.twin.calibration import by_regime
 
-    splits = ("test", "dev", "seed") if split == "all" else (split,)
+    splits = ("test", "dev", "seed", "late") if split == "all" else (split,)
     for sp in splits:
         regs = by_regime(rows, sp)
         if not regs:

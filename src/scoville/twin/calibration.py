@@ -34,7 +34,8 @@ class Published(BaseModel):
     peak_tput_per_gpu: float | None = Field(None, description="max tput_per_gpu over the sweep")
 
 
-Split = Literal["dev", "test", "seed"]
+# late: held out like test, but added after the freeze; reported on its own, never mixed
+Split = Literal["dev", "test", "seed", "late"]
 
 
 class CalPoint(BaseModel):
@@ -47,7 +48,10 @@ class CalPoint(BaseModel):
     concurrencies: tuple[int, ...] = Field((), description="a sweep, for peak metrics")
     range_ratio: float = Field(1.0, gt=0, le=1, description="lengths in [ratio*L, L]")
     published: Published
-    split: Split = Field(..., description="dev: may be fitted; test: held out; seed: derived")
+    split: Split = Field(
+        ..., description="dev: may be fitted; test: held out; seed: derived; late: added after"
+    )
+    added: str | None = Field(None, description="when a row was added after the freeze")
     fitted: tuple[str, ...] = Field((), description="knobs fitted to this point (dev only)")
     source: str = Field(..., min_length=1)
 
@@ -58,6 +62,7 @@ class Frozen(BaseModel):
     rule: str
     note: str = ""
     errata: tuple[str, ...] = ()
+    late: str = ""  # how rows added after the freeze are labelled
 
 
 class CalBook(BaseModel):
@@ -77,6 +82,8 @@ def load_book() -> CalBook:
     for p in book.points:
         if p.fitted and p.split != "dev":
             raise ValueError(f"calibration point {p.id}: only dev points may be fitted")
+        if (p.split == "late") != (p.added is not None):
+            raise ValueError(f"calibration point {p.id}: late rows, and only they, say `added`")
     return book
 
 

@@ -75,6 +75,13 @@ class StepCost:
     hbm_bytes: float  # per GPU
     floor_s: float  # max(flops / best peak, bytes / peak bandwidth): nothing runs faster
 
+    def then(self, other: StepCost) -> StepCost:
+        """Two batches run one after the other (a prefill batch, then the decode batch)."""
+        return StepCost(*(getattr(self, f) + getattr(other, f) for f in _COST_FIELDS))
+
+
+_COST_FIELDS = StepCost.__slots__
+
 
 _Op = tuple[float, float, float, float, float]
 
@@ -215,11 +222,11 @@ class StepModel:
     def kv_budget_bytes_per_gpu(self) -> float:
         """HBM left for the KV pool on each GPU after weights and activation reserve."""
         hbm = float(self.hw.hbm_gb or 0.0) * 1e9
-        return (
-            hbm * self.eff.gpu_memory_utilization
-            - self.weight_bytes_per_gpu
-            - self.eff.activation_reserve_gb * 1e9
-        )
+        reserve = self.weight_bytes_per_gpu + self.eff.activation_reserve_gb * 1e9
+        free_fraction = self.eff.kv_free_memory_fraction
+        if free_fraction is not None:
+            return (hbm - reserve) * free_fraction
+        return hbm * self.eff.gpu_memory_utilization - reserve
 
     def kv_bytes_per_seq(self, ctx_tokens: int) -> float:
         """KV bytes of one sequence across the replica (all GPUs together)."""

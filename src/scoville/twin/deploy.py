@@ -23,6 +23,9 @@ DEPLOY_OPTIONS: dict[str, str] = {
     "mtp": "speculative / MTP draft tokens per step (default 0)",
     "mtp_al": "declared acceptance length (tokens emitted per verify step, 1..mtp+1); default "
     "the built-in DeepSeek-style curve",
+    "batch_wait_iters": "TensorRT-LLM batch_wait_timeout_iters: hold new prompts up to N steps "
+    "while decodes run (default 0: off)",
+    "batch_wait_ratio": "TensorRT-LLM batch_wait_max_tokens_ratio (default 0)",
     "fp4_act": "FP4 activations for 4-bit weights: auto (default: on for precision=fp4 where "
     "the hardware has FP4 tensor cores), 1 or 0",
 }
@@ -73,6 +76,8 @@ def apply_deploy_options(
         gpu_memory_utilization=cfg.efficiency.gpu_memory_utilization,
         hbm_bw=applied.efficiency.hbm_bw * cfg.efficiency.hbm_bw / 0.80,
     )
+    if "gpu_memory_utilization" in explicit:  # it also replaces a free-memory KV rule
+        eff = replace(eff, kv_free_memory_fraction=None)
     dp_attn = opts.pop("dp_attention", "0")
     if dp_attn not in ("0", "1"):
         raise _bad("dp_attention", dp_attn, "0 or 1")
@@ -97,10 +102,16 @@ def apply_deploy_options(
         spec=SpecDecode(draft_tokens=mtp, acceptance_length=al),
         fp4_activations=fp4_on,
     )
+    wait_iters = _pos_int(opts, "batch_wait_iters", 0, minimum=0)
+    wait_ratio = _num(opts, "batch_wait_ratio", 0.0) or 0.0
+    if wait_ratio > 1:
+        raise _bad("batch_wait_ratio", str(wait_ratio), "between 0 and 1")
+    admission = replace(applied.admission, batch_wait_iters=wait_iters, batch_wait_ratio=wait_ratio)
     engine = replace(
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
         mix_prefill_decode=applied.mix_prefill_decode,
+        admission=admission,
         max_num_batched_tokens=cfg.engine.max_num_batched_tokens
         if "max_batched_tokens" in explicit
         else applied.max_batched_tokens,
@@ -120,6 +131,11 @@ def reprofile(cfg: TwinConfig, book: ProfileBook) -> TwinConfig:
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
         mix_prefill_decode=applied.mix_prefill_decode,
+        admission=replace(  # the deployment's own batch waiting stays
+            applied.admission,
+            batch_wait_iters=cfg.engine.admission.batch_wait_iters,
+            batch_wait_ratio=cfg.engine.admission.batch_wait_ratio,
+        ),
         max_num_batched_tokens=applied.max_batched_tokens,
     )
     return replace(cfg, efficiency=applied.efficiency, engine=engine)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from scoville.twin.admission import AdmissionPolicy, BatchWait, OutputLedger
 from scoville.twin.costmodel import StepBatch, StepCost, StepModel
 from scoville.twin.kernel import Kernel
 from scoville.twin.prefix import PrefixCache
@@ -42,6 +43,8 @@ class EngineConfig:
     # decode step (vLLM, TRT-LLM) or run as its own batch before it (SGLang).
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
+    # KV reserved for future output at admission, and the scheduling lag of an arrival
+    admission: AdmissionPolicy = field(default_factory=AdmissionPolicy)
 
 
 @dataclass(slots=True, eq=False)
@@ -67,6 +70,7 @@ class Seq:
     seg_base: int = 0  # tokens emitted before the current segment
     finish_step: int = -1
     preemptions: int = 0
+    ready_step: int = 0  # first step index whose schedule can include this sequence
     end_ns: int = 0
     error: str | None = None  # "context_overflow" | "kv_capacity": rejected at admission
     segments: list[tuple[list[int], int, int]] = field(default_factory=list)
@@ -136,6 +140,9 @@ class Replica:
         self._free_at_ns = 0
         self._chunks: list[tuple[Seq, int]] = []
         self._n_dec = 0
+        self.ledger = OutputLedger()  # output tokens still to come, for KV reservation
+        self.batch_wait = BatchWait(config.admission)
+        self._reserve_from_step = 0  # step of the start or last preemption (ratio decay)
 
     # -- admission -----------------------------------------------------------------------------
 
@@ -158,6 +165,8 @@ class Replica:
             reject_ns = REJECT_BASE_NS + REJECT_NS_PER_TOKEN * seq.prompt_tokens
             self.kernel.schedule(t_ns + reject_ns, lambda t: self._finish(seq, t))
             return
+        if self._busy:  # the schedules already formed (overlap, client round trip) miss it
+            seq.ready_step = len(self.step_times) + self.cfg.admission.lag_steps
         self.waiting.append(seq)
         if not self._busy:
             # a late submission (wall-clock serving) never starts a step before the last ended
@@ -175,16 +184,24 @@ class Replica:
         """Move waiting sequences in (FCFS) while KV, seat and token budget allow."""
         chunks: list[tuple[Seq, int]] = []
         cfg = self.cfg
+        ratio = cfg.admission.reserve_ratio(next_step - self._reserve_from_step)
+        n_run = len(self.running)
+        if self.batch_wait.hold(self.waiting, n_run, next_step, cfg.max_num_batched_tokens):
+            return [], budget
         while self.waiting and budget > 0:
             if len(self.running) + len(self.prefilling) >= cfg.max_num_seqs:
                 break
             seq = self.waiting[0]
+            if seq.ready_step > next_step and (self.running or self.prefilling or chunks):
+                break
             decode_only = self.role == "decode"
             if not (decode_only or cfg.chunked_prefill) and not self._fits_whole(seq, budget):
                 break
             kv_tokens = seq.ctx_target - (1 if decode_only else 0)
             need = kv_tokens + self._swa_charge(kv_tokens)
-            if self.kv_used + need > self.kv_capacity:
+            out_left = seq.max_tokens - seq.emitted
+            reserve = ratio * (self.ledger.tokens_left(next_step) + out_left) if ratio else 0
+            if self.kv_used + need + reserve > self.kv_capacity:
                 break
             self.waiting.popleft()
             self.kv_used += need
@@ -199,6 +216,7 @@ class Replica:
                 )
             seq.computed = seq.cached_tokens if seq.preemptions == 0 else 0
             self.prefilling.append(seq)
+            self.ledger.add_prefill(out_left)
             c = min(seq.ctx_target - seq.computed, budget)
             chunks.append((seq, c))
             budget -= c
@@ -256,17 +274,7 @@ class Replica:
         if self.cfg.mix_prefill_decode or not chunks or not n_dec:
             return self.model.cost(self._batch(n_dec, chunks))
         p = self.model.cost(self._batch(0, chunks))
-        d = self.model.cost(self._batch(n_dec, []))
-        return StepCost(
-            p.total_s + d.total_s,
-            p.compute_s + d.compute_s,
-            p.memory_s + d.memory_s,
-            p.comm_s + d.comm_s,
-            p.overhead_s + d.overhead_s,
-            p.flops + d.flops,
-            p.hbm_bytes + d.hbm_bytes,
-            p.floor_s + d.floor_s,
-        )
+        return p.then(self.model.cost(self._batch(n_dec, [])))
 
     def _batch(self, n_dec: int, chunks: list[tuple[Seq, int]]) -> StepBatch:
         w = self.model.window_tokens
@@ -340,6 +348,7 @@ class Replica:
         for seq in self.finish_at.pop(k, ()):
             del self.running[seq]
             self.streaming.pop(seq, None)
+            self.ledger.remove_decode(seq.finish_step)
             self.sum_ctx -= seq.prompt_tokens + seq.max_tokens
             self.kv_used -= seq.kv_charge + (k + 1 - seq.kv_decode_from)
             seq.segments.append((self.step_times, seq.seg_start, k + 1))
@@ -349,6 +358,7 @@ class Replica:
 
     def _prefill_done(self, seq: Seq, k: int, t_ns: int) -> None:
         self.prefilling.remove(seq)
+        self.ledger.remove_prefill(seq.max_tokens - seq.emitted)
         if seq.preemptions == 0 and seq.prefix_hashes and self.cfg.prefix_caching:
             self.prefix.insert(seq.prefix_hashes, seq.prefix_block_tokens)
         seq.emitted += 1
@@ -371,6 +381,7 @@ class Replica:
         if seq.on_token is not None:
             self.streaming[seq] = None
         self.finish_at.setdefault(seq.finish_step, []).append(seq)
+        self.ledger.add_decode(seq.finish_step)
         ctx = seq.prompt_tokens + seq.emitted
         self.sum_ctx += ctx
         if ctx < self.model.window_tokens:
@@ -381,6 +392,8 @@ class Replica:
         del self.running[seq]
         self.streaming.pop(seq, None)
         self.finish_at[seq.finish_step].remove(seq)
+        self.ledger.remove_decode(seq.finish_step)
+        self._reserve_from_step = next_step  # a retraction resets the reserve ratio
         emitted = seq.seg_base + (next_step - seq.seg_start)
         seq.segments.append((self.step_times, seq.seg_start, next_step))
         self.sum_ctx -= seq.prompt_tokens + emitted

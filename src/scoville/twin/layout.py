@@ -57,6 +57,9 @@ class Efficiency:
     layer_overhead_s: float = 20e-6  # per layer per step: kernel fixed latency, graph replay
     step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
     gpu_memory_utilization: float = 0.90  # vLLM default
+    # TensorRT-LLM sizes its pool as a fraction of the memory left after weights and
+    # activations (free_gpu_memory_fraction); None = the vLLM rule above
+    kv_free_memory_fraction: float | None = None
     activation_reserve_gb: float = 2.0  # activations + CUDA graphs, outside the KV pool
 
 

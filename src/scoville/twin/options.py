@@ -78,6 +78,19 @@ class TwinOptions(BaseModel):
         None, ge=1, description="Tokens on the busiest expert-parallel rank / mean (>= 1)."
     )
     mtp: int = Field(0, ge=0, description="Speculative / MTP draft tokens per step.")
+    batch_wait_iters: int = Field(
+        0,
+        ge=0,
+        description="TensorRT-LLM batch_wait_timeout_iters: while decodes run, hold new prompts "
+        "for up to this many steps (0 = off, the library default).",
+    )
+    batch_wait_ratio: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="TensorRT-LLM batch_wait_max_tokens_ratio: stop holding once the step's "
+        "tokens reach this fraction of max_batched_tokens.",
+    )
     mtp_al: float | None = Field(
         None,
         ge=1,
@@ -185,6 +198,8 @@ class TwinOptions(BaseModel):
             "pp": str(self.pp),
             "mtp": str(self.mtp),
             "fp4_act": self.fp4_act,
+            "batch_wait_iters": str(self.batch_wait_iters),
+            "batch_wait_ratio": str(self.batch_wait_ratio),
         }
         for key in ("expert_skew", "mtp_al"):
             if getattr(self, key) is not None:

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from scoville.errors import TargetError
+from scoville.twin.admission import AdmissionPolicy
 from scoville.twin.layout import Efficiency
 
 PROFILE_FILE = "profiles.yaml"
@@ -32,7 +33,22 @@ class Profile(BaseModel):
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
+    # admission (scoville.twin.admission): KV reserved for future output tokens at admission,
+    # as a fraction of them (start value, floor, steps of linear decay), and the steps between
+    # an arrival and the first schedule that can include it
+    reserve_init: float = Field(0.0, ge=0, le=1)
+    reserve_floor: float = Field(0.0, ge=0, le=1)
+    reserve_decay_steps: int = Field(0, ge=0)
+    lag_steps: int = Field(0, ge=0, le=4)
+    # KV pool as a fraction of the memory left after weights (TensorRT-LLM); None = vLLM's rule
+    kv_free_memory_fraction: float | None = Field(None, gt=0, le=1)
     source: str
+    admission_source: str = ""
+
+    def admission(self) -> AdmissionPolicy:
+        return AdmissionPolicy(
+            self.reserve_init, self.reserve_floor, self.reserve_decay_steps, self.lag_steps
+        )
 
 
 class VendorEfficiency(BaseModel):
@@ -98,6 +114,7 @@ class Applied:
     chunked_prefill: bool
     mix_prefill_decode: bool
     max_batched_tokens: int
+    admission: AdmissionPolicy
 
 
 def apply_profile(
@@ -126,5 +143,12 @@ def apply_profile(
         attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
         collective_latency_scale=book.collective_latency_scale,
+        kv_free_memory_fraction=prof.kv_free_memory_fraction,
     )
-    return Applied(eff, prof.chunked_prefill, prof.mix_prefill_decode, prof.max_batched_tokens)
+    return Applied(
+        eff,
+        prof.chunked_prefill,
+        prof.mix_prefill_decode,
+        prof.max_batched_tokens,
+        prof.admission(),
+    )

@@ -1,0 +1,120 @@
+"""How a serving framework admits a new request into a running batch: the KV it reserves for
+the request's future output tokens, and how many steps an arrival waits before the scheduler
+can see it (overlap / async scheduling). The replica (`twin.engine`) asks this module at each
+admission; the framework profiles (`twin.profiles`) choose the policy.
+
+Reservation, as a fraction of each admitted request's remaining output tokens:
+- vLLM V1: 0 (blocks allocated as tokens are generated; a full pool preempts).
+- TensorRT-LLM `GUARANTEED_NO_EVICT` (its default capacity policy): 1 (prompt + max_tokens
+  reserved at admission, so nothing is ever evicted, and a request waits until that fits).
+- SGLang: a `new_token_ratio` that starts at 0.7, decays linearly to 0.7 x 0.14 over 600
+  decode steps and resets to 0.7 on a retraction (preemption).
+
+Batch waiting (TensorRT-LLM `batch_wait_timeout_iters`, `batch_wait_max_tokens_ratio`; off by
+default, set by InferenceX's 1k/1k Llama recipes): while decodes run, new prompts are held for
+up to N steps until the step's tokens reach the ratio x max_num_tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionPolicy:
+    """A framework's admission rules (defaults: no reservation, no lag, no batch waiting)."""
+
+    # fraction of remaining output tokens reserved in KV at admission, right after a start or a
+    # preemption; it decays linearly to `reserve_floor` over `reserve_decay_steps` steps
+    reserve_init: float = 0.0
+    reserve_floor: float = 0.0
+    reserve_decay_steps: int = 0
+    # an arrival while the replica is busy is first scheduled at step index len(step_times) +
+    # lag: 1 for the client round trip that misses the schedule formed at a step end, 1 more
+    # when the scheduler builds step k+1 while step k runs (overlap / async scheduling)
+    lag_steps: int = 0
+    batch_wait_iters: int = 0  # 0 = off
+    batch_wait_ratio: float = 0.0
+
+    def reserve_ratio(self, steps_since_reset: int) -> float:
+        """The fraction of remaining output reserved, `steps_since_reset` steps after the
+        last start or preemption."""
+        if self.reserve_decay_steps <= 0 or steps_since_reset <= 0:
+            return self.reserve_init
+        done = min(1.0, steps_since_reset / self.reserve_decay_steps)
+        return self.reserve_init - (self.reserve_init - self.reserve_floor) * done
+
+
+class OutputLedger:
+    """Output tokens still to come from every admitted sequence, kept in O(1) per event:
+    prefilling sequences by count, decoding ones by the sum of their last step index."""
+
+    __slots__ = ("n_decoding", "prefill_tokens_left", "sum_finish_step")
+
+    def __init__(self) -> None:
+        self.prefill_tokens_left = 0
+        self.sum_finish_step = 0
+        self.n_decoding = 0
+
+    def add_prefill(self, tokens_left: int) -> None:
+        self.prefill_tokens_left += tokens_left
+
+    def remove_prefill(self, tokens_left: int) -> None:
+        self.prefill_tokens_left -= tokens_left
+
+    def add_decode(self, finish_step: int) -> None:
+        self.sum_finish_step += finish_step
+        self.n_decoding += 1
+
+    def remove_decode(self, finish_step: int) -> None:
+        self.sum_finish_step -= finish_step
+        self.n_decoding -= 1
+
+    def tokens_left(self, next_step: int) -> int:
+        """Output tokens the admitted sequences have yet to emit from step `next_step` on
+        (a decoding sequence whose last step is f emits f - next_step + 1 more)."""
+        decoding = self.sum_finish_step - self.n_decoding * (next_step - 1)
+        return self.prefill_tokens_left + decoding
+
+
+class Waiting(Protocol):
+    """What batch waiting reads of a queued sequence."""
+
+    ctx_target: int
+    ready_step: int
+
+
+class BatchWait:
+    """TensorRT-LLM's batch waiting: hold new prompts while decodes run, for up to
+    `batch_wait_iters` steps, until the prompt tokens ready to schedule plus one token per
+    decoding sequence reach `batch_wait_ratio` x the step's token budget."""
+
+    __slots__ = ("policy", "waited")
+
+    def __init__(self, policy: AdmissionPolicy) -> None:
+        self.policy = policy
+        self.waited = 0
+
+    def hold(
+        self, queue: Iterable[Waiting], n_decode: int, next_step: int, max_tokens: int
+    ) -> bool:
+        p = self.policy
+        if not p.batch_wait_iters or not n_decode or self.waited >= p.batch_wait_iters:
+            self.waited = 0
+            return False
+        want = p.batch_wait_ratio * max_tokens
+        tokens, ready = n_decode, False
+        for seq in queue:
+            if seq.ready_step > next_step or tokens >= want:
+                break
+            ready = True
+            tokens += min(seq.ctx_target, max_tokens - tokens)
+        if not ready:  # no prompt to hold
+            return False
+        if tokens >= want:
+            self.waited = 0
+            return False
+        self.waited += 1
+        return True

@@ -1,0 +1,158 @@
+"""Admission per framework: KV reserved for future output, the scheduling lag of an arrival,
+and what they do to time to first token under load."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from scoville.client.plan import length_requests
+from scoville.twin.admission import AdmissionPolicy, BatchWait, OutputLedger
+from scoville.twin.catalogue import load_catalogue
+from scoville.twin.cluster import TwinConfig
+from scoville.twin.costmodel import Parallel, StepModel
+from scoville.twin.engine import EngineConfig, Replica, Seq
+from scoville.twin.fast import run_point
+from scoville.twin.kernel import EventKernel
+from scoville.twin.target import parse_twin_url
+
+CAT = load_catalogue()
+SGLANG = AdmissionPolicy(reserve_init=0.7, reserve_floor=0.098, reserve_decay_steps=600)
+
+
+def test_sglang_ratio_decays_linearly_to_its_floor() -> None:
+    assert SGLANG.reserve_ratio(0) == pytest.approx(0.7)
+    assert SGLANG.reserve_ratio(300) == pytest.approx(0.399)  # halfway: 0.7 - 0.301
+    assert SGLANG.reserve_ratio(600) == pytest.approx(0.098)
+    assert SGLANG.reserve_ratio(5000) == pytest.approx(0.098)
+    assert AdmissionPolicy(reserve_init=1.0, reserve_floor=1.0).reserve_ratio(77) == 1.0
+
+
+def test_ledger_counts_output_still_to_come() -> None:
+    ledger = OutputLedger()
+    ledger.add_prefill(100)  # a prompt being prefilled, 100 tokens to emit
+    ledger.add_decode(10)  # decoding, last token at step 10
+    ledger.add_decode(20)
+    # from step 5: 100 + (10 - 5 + 1) + (20 - 5 + 1)
+    assert ledger.tokens_left(5) == 122
+    ledger.remove_decode(10)
+    ledger.remove_prefill(100)
+    assert ledger.tokens_left(20) == 1
+
+
+def _replica(policy: AdmissionPolicy) -> tuple[Replica, EventKernel]:
+    cfg = TwinConfig(CAT.get_hardware("H200"), CAT.get_model("Llama-3.1-8B"))
+    sm = StepModel(cfg.hardware, cfg.model, Parallel(), cfg.efficiency)
+    kernel = EventKernel()
+    return Replica("r0", sm, kernel, EngineConfig(admission=policy)), kernel
+
+
+@pytest.mark.parametrize(("lag", "first_step"), [(0, 3), (1, 4), (2, 5)])
+def test_an_arrival_during_a_busy_replica_waits_lag_steps(lag: int, first_step: int) -> None:
+    replica, kernel = _replica(AdmissionPolicy(lag_steps=lag))
+    late = Seq(1, 0, 100, 5)
+
+    def on_token(t_ns: int, _n: int) -> None:
+        # A's 3rd token ends step 2 (step 0 prefills, steps 1, 2 decode): B arrives then
+        if len(replica.step_times) == 3 and late.arrival_ns == 0:
+            late.arrival_ns = t_ns
+            replica.submit(late, t_ns)
+
+    first = Seq(0, 0, 100, 50, on_token=on_token)
+    kernel.schedule(0, lambda t: replica.submit(first, t))
+    kernel.run()
+    assert first.token_times()[0] == replica.step_times[0]  # an idle replica has no lag
+    assert late.token_times()[0] == replica.step_times[first_step]
+
+
+def _three_requests(policy: AdmissionPolicy) -> tuple[Replica, list[Seq]]:
+    """Three 300-token prompts with 100 tokens each arrive at once on a 1,000-token pool:
+    the prompts fit together (900), prompt + output of all three (1,200) do not."""
+    replica, kernel = _replica(policy)
+    replica.kv_capacity = 1000
+    seqs = [Seq(i, 0, 300, 100) for i in range(3)]
+    for s in seqs:
+        kernel.schedule(0, lambda t, s=s: replica.submit(s, t))
+    kernel.run()
+    return replica, seqs
+
+
+def test_full_reservation_queues_where_on_demand_admission_preempts() -> None:
+    """TensorRT-LLM's GUARANTEED_NO_EVICT reserves prompt + max_tokens (400 each): two fit,
+    the third waits for the first to finish, nothing is evicted. vLLM-style admission takes
+    all three at once and must preempt when their outputs outgrow the pool."""
+    reserved, (a, _b, c) = _three_requests(AdmissionPolicy(1.0, 1.0))
+    assert reserved.stats.preemptions == 0
+    assert c.token_times()[0] > a.token_times()[-1]
+    on_demand, (a, _b, c) = _three_requests(AdmissionPolicy())
+    assert on_demand.stats.preemptions > 0
+    assert c.token_times()[0] == a.token_times()[1]  # prefilled in the next step, with b
+    for s in (a, c):
+        assert len(s.token_times()) == 100
+
+
+def _small_h200() -> TwinConfig:
+    small = CAT.get_hardware("H200").model_copy(update={"hbm_gb": 80.0})
+    return TwinConfig(small, CAT.get_model("gpt-oss-120b"))
+
+
+def test_ledger_and_kv_return_to_zero_with_sglang_reservation() -> None:
+    cfg = replace(_small_h200(), engine=EngineConfig(admission=SGLANG))
+    kernel = EventKernel()
+    replica = Replica("r0", cfg.step_model(), kernel, cfg.engine)
+    done: list[Seq] = []
+    for i in range(40):
+        seq = Seq(i, 0, 3000 + 37 * i, 300 + 11 * i, on_done=done.append)
+        kernel.schedule(i * 2_000_000, lambda t, s=seq: replica.submit(s, t))
+    kernel.run()
+    assert len(done) == 40 and all(len(s.token_times()) == s.max_tokens for s in done)
+    assert replica.kv_used == 0 and replica.ledger.tokens_left(len(replica.step_times)) == 0
+    assert replica.ledger.n_decoding == 0
+
+
+def test_framework_profiles_choose_the_admission_policy() -> None:
+    trt = parse_twin_url("twin:H200/gpt-oss-120b?framework=dynamo-trt")
+    vllm = parse_twin_url("twin:H200/gpt-oss-120b?framework=vllm")
+    sglang = parse_twin_url("twin:H200/gpt-oss-120b?framework=sglang")
+    assert trt.engine.admission.reserve_init == 1.0 and trt.engine.admission.lag_steps == 2
+    assert vllm.engine.admission.reserve_init == 0.0 and vllm.engine.admission.lag_steps == 2
+    assert sglang.engine.admission == SGLANG.__class__(0.7, 0.098, 600, 2)
+    # TensorRT-LLM's pool is 0.9 of what weights leave, more than vLLM's 0.9 of all HBM
+    assert trt.efficiency.kv_free_memory_fraction == 0.9
+    assert trt.step_model().kv_budget_bytes_per_gpu() > vllm.step_model().kv_budget_bytes_per_gpu()
+    own = parse_twin_url("twin:H200/gpt-oss-120b?framework=trt&gpu_memory_utilization=0.8")
+    assert own.efficiency.kv_free_memory_fraction is None
+
+
+def _queued(*prompts: int, ready_step: int = 0) -> list[Seq]:
+    return [Seq(i, 0, p, 10, ctx_target=p, ready_step=ready_step) for i, p in enumerate(prompts)]
+
+
+def test_batch_wait_holds_prompts_until_enough_tokens_or_the_timeout() -> None:
+    """TensorRT-LLM batch waiting with 3 steps and ratio 0.5 of a 1,000-token budget."""
+    wait = BatchWait(AdmissionPolicy(batch_wait_iters=3, batch_wait_ratio=0.5))
+    one = _queued(100)
+    assert [wait.hold(one, 10, 0, 1000) for _ in range(4)] == [True, True, True, False]
+    assert wait.waited == 0  # released and reset
+    assert not wait.hold(_queued(300, 190), 10, 0, 1000)  # 300 + 190 + 10 decodes = 500
+    assert wait.hold(_queued(300, 180), 10, 0, 1000)  # 490 < 500
+    assert not wait.hold(one, 0, 0, 1000)  # nothing decoding: never wait
+    assert not wait.hold(_queued(100, ready_step=5), 10, 0, 1000)  # nothing ready to hold
+    assert not BatchWait(AdmissionPolicy()).hold(one, 10, 0, 1000)  # off by default
+
+
+def test_batch_wait_from_the_url_delays_first_tokens_under_load() -> None:
+    base = "twin:B200/Llama-3.1-8B?framework=trt&max_batched_tokens=2048"
+    plain = parse_twin_url(base)
+    held = parse_twin_url(base + "&batch_wait_iters=20&batch_wait_ratio=0.9")
+    assert held.engine.admission.batch_wait_iters == 20
+    assert held.engine.admission.batch_wait_ratio == 0.9
+    assert plain.engine.admission.batch_wait_iters == 0
+    ttfts = []
+    for cfg in (plain, held):
+        res = run_point(cfg, length_requests(256, 1024, 256), "c64", concurrency=64)
+        xs = sorted((r.chunk_ns[0] - r.start_ns) for r in res.records)
+        ttfts.append(xs[len(xs) // 2])
+        assert all(r.ok and len(r.chunk_ns) == 256 for r in res.records)
+    assert ttfts[1] > 1.2 * ttfts[0]  # prompts held until a second one is queued
