@@ -1,0 +1,303 @@
+"""The twin's fast lanes executor: agentic replay (session trees on lanes, think time, sub-agent
+spawn and join, primers, the window) simulated straight on the event kernel, without asyncio,
+HTTP or prompt text, behind the client's `LanesExecutor` seam.
+
+Same plays (`PlayDeck`), request ids and tags (`lane_request`, `lane_tags`), record definition
+(`exchange_of` -> `to_record`) and window rule (`lane_window`) as the lane driver; only the loop
+is the engine's own. Prompt blocks travel as `BlockRuns` and the replicas keep a run-length
+prefix cache, so a request costs a step per run of its prompt, not one per block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from scoville.client.driver import count_chunk_tokens, to_record
+from scoville.client.lanes import (
+    LaneConfig,
+    LaneStats,
+    Play,
+    PlayDeck,
+    lane_request,
+    lane_tags,
+    lane_window,
+)
+from scoville.records.model import ErrorKind, Phase, PointWindow
+from scoville.records.sink import Sink
+from scoville.twin.cluster import Cluster, TwinConfig
+from scoville.twin.engine import Seq
+from scoville.twin.kernel import EventKernel
+from scoville.twin.prefix_runs import RunPrefixCache
+from scoville.twin.server import exchange_of
+from scoville.workload.agentic.runs import BlockRuns, Run, RunSet, runs_of
+from scoville.workload.agentic.session import Agent, Session, Turn
+
+SLICE_NS = 30_000_000_000  # simulated time between yields to the event loop (a signal can stop us)
+
+
+class _Tree:
+    """A play in progress: agent runs not yet finished, requests sent."""
+
+    __slots__ = ("live", "play", "sent", "started_ns")
+
+    def __init__(self, play: Play, started_ns: int) -> None:
+        self.play, self.started_ns = play, started_ns
+        self.live = 0
+        self.sent = 0
+
+
+class _Run:
+    """One agent of a play, from turn `i` on: the event-driven form of the lane driver's
+    `_agent` coroutine. `result_ns` is its last turn's end (what a joining parent waits for)."""
+
+    __slots__ = (
+        "agent",
+        "done",
+        "i",
+        "mine",
+        "prev_end_ns",
+        "result_ns",
+        "tree",
+        "waiters",
+        "waiting",
+    )
+
+    def __init__(self, tree: _Tree, agent: Agent, first: int, spawned_ns: int) -> None:
+        self.tree, self.agent, self.i = tree, agent, first
+        self.prev_end_ns = self.result_ns = spawned_ns
+        self.mine: dict[str, _Run] = {}
+        self.waiters: list[_Run] = []
+        self.waiting = 0
+        self.done = False
+
+
+class _Point:
+    """One lanes point on a fresh deployment."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        kernel: EventKernel,
+        sessions: Sequence[Session],
+        cfg: LaneConfig,
+        sink: Sink,
+        runs: Callable[[Turn], tuple[Run, ...]],
+    ) -> None:
+        self.cluster, self.kernel, self.cfg, self.sink, self.runs = cluster, kernel, cfg, sink, runs
+        self.deck = PlayDeck(sessions, cfg)
+        self.stats = LaneStats()
+        self.tracker = RunSet()
+        self.window_end_ns = 0
+        self.start_ns = 0
+        self.children: dict[tuple[int, str], tuple[Agent, ...]] = {}
+        self.rid = 0
+        self.ones: dict[int, tuple[int, ...]] = {}
+
+    # -- the point: primers, then every lane until the window closes and the trees drain ----
+
+    def start(self) -> None:
+        plays = [self.deck.next(lane, initial=True) for lane in range(self.cfg.lanes)]
+        primed = [p for p in plays if self.cfg.primers and p.start_turn > 0]
+        left = [len(primed)]
+
+        def primer_done(t_ns: int) -> None:
+            left[0] -= 1
+            if left[0] == 0:
+                self.kernel.schedule(t_ns, lambda t: self._open(plays, t))
+
+        for p in primed:
+            self.stats.primers += 1
+            tree = _Tree(p, self.kernel.now_ns())
+            self._send(_Run(tree, p.session.root, p.start_turn - 1, 0), "primer", None, primer_done)
+        if not primed:
+            self._open(plays, self.kernel.now_ns())
+
+    def _open(self, plays: list[Play], t_ns: int) -> None:
+        self.start_ns = t_ns
+        self.window_end_ns = t_ns + int(self.cfg.window_s * 1e9)
+        for p in plays:
+            self._start_play(p, t_ns)
+
+    def _start_play(self, play: Play, t_ns: int) -> None:
+        self.stats.plays_started += 1
+        tree = _Tree(play, t_ns)
+        self._spawn(_Run(tree, play.session.root, play.start_turn, t_ns), t_ns)
+
+    def _play_drained(self, tree: _Tree, t_ns: int) -> None:
+        self.stats.plays_finished += 1
+        if t_ns >= self.window_end_ns or tree.sent == 0:  # sent == 0: its first turn is too late
+            return
+        if t_ns == tree.started_ns:
+            raise RuntimeError(
+                "a whole play took no time on the clock (zero latency and zero think time): "
+                "the window would never close"
+            )
+        self._start_play(self.deck.next(tree.play.lane, initial=False), t_ns)
+
+    # -- an agent: spawn, joins, think time, send, next turn -----------------------------------
+
+    def _kids(self, s: Session, agent: Agent) -> tuple[Agent, ...]:
+        key = (id(s), agent.agent_id)
+        kids = self.children.get(key)
+        if kids is None:
+            kids = self.children[key] = s.children_of(agent.agent_id)
+        return kids
+
+    def _spawn(self, run: _Run, t_ns: int) -> None:
+        """Start an agent run (its sub-agents live at its start point first), as a task would:
+        on the next turn of the event loop, at the same time."""
+        run.tree.live += 1
+        self.kernel.schedule(t_ns, lambda t: self._step(run, t))
+        first = run.i
+        for c in self._kids(run.tree.play.session, run.agent):
+            if (first == 0 and c.spawn_after == -1) or (
+                first > 0
+                and c.spawn_after < first
+                and (c.join_before is None or c.join_before >= first)
+            ):
+                self._child(run, c, t_ns)
+
+    def _child(self, run: _Run, c: Agent, t_ns: int) -> None:
+        child = _Run(run.tree, c, 0, t_ns)
+        run.mine[c.agent_id] = child
+        self._spawn(child, t_ns)
+
+    def _step(self, run: _Run, t_ns: int) -> None:
+        """Turn `run.i`: wait for the sub-agents that join here, then send after the think
+        time, unless the window has closed (then the agent is done)."""
+        agent = run.agent
+        if run.i >= len(agent.turns):
+            self._finish(run, t_ns)
+            return
+        joins = [
+            run.mine[c.agent_id]
+            for c in self._kids(run.tree.play.session, agent)
+            if c.join_before == run.i and c.agent_id in run.mine
+        ]
+        pending = [j for j in joins if not j.done]
+        if pending:
+            run.waiting = len(pending)
+            for j in pending:
+                j.waiters.append(run)
+            return
+        join_ns = max((j.result_ns for j in joins), default=0)
+        ready = max(run.prev_end_ns + int(agent.turns[run.i].think_s * 1e9), join_ns)
+        if ready >= self.window_end_ns:
+            self._finish(run, t_ns)
+            return
+        self.kernel.schedule(max(ready, t_ns), lambda t: self._send(run, "measure", ready, None))
+
+    def _turn_done(self, run: _Run, ready_ns: int, t_ns: int) -> None:
+        run.prev_end_ns = max(t_ns, ready_ns)
+        for c in self._kids(run.tree.play.session, run.agent):
+            if c.spawn_after == run.i:
+                self._child(run, c, run.prev_end_ns)
+        run.i += 1
+        self._step(run, t_ns)
+
+    def _finish(self, run: _Run, t_ns: int) -> None:
+        run.done = True
+        run.result_ns = run.prev_end_ns
+        for w in run.waiters:
+            w.waiting -= 1
+            if w.waiting == 0:
+                self.kernel.schedule(t_ns, partial(self._step, w))
+        tree = run.tree
+        tree.live -= 1
+        if tree.live == 0:
+            self.kernel.schedule(t_ns, lambda t: self._play_drained(tree, t))
+
+    # -- one request -----------------------------------------------------------------------------
+
+    def _send(
+        self,
+        run: _Run,
+        phase: Phase,
+        scheduled_ns: int | None,
+        then: Callable[[int], None] | None,
+    ) -> None:
+        """Submit turn `run.i` of the run's agent now; its record is written when it ends."""
+        play, agent, i = run.tree.play, run.agent, run.i
+        turn = agent.turns[i]
+        s = play.session
+        keys = BlockRuns((s.namespace, play.marker), self.runs(turn))
+        expected = self.tracker.observe(keys, turn.input_tokens, s.block_size_tokens)
+        req = lane_request(self.cfg, play, agent, i, phase, "")
+        tags = lane_tags(self.cfg, play, agent, i, expected)
+        now = self.kernel.now_ns()
+        self.rid += 1
+        seq = Seq(
+            self.rid,
+            now,
+            max(req.input_tokens, 1),
+            max(req.max_tokens, 1),
+            keys,
+            s.block_size_tokens,
+        )
+        st = self.stats
+        st.in_flight += 1
+        st.max_in_flight = max(st.max_in_flight, st.in_flight)
+
+        def done(seq: Seq) -> None:
+            st.in_flight -= 1
+            ex = exchange_of(seq, req, self.ones)
+            rec = to_record(
+                ex, req, self.cfg.pid, phase, count_chunk_tokens(ex, None), scheduled_ns, tags=tags
+            )
+            self.sink.write(rec)
+            if phase == "measure":
+                run.tree.sent += 1
+                st.measured += 1
+                st.failed += ex.error is not None
+                st.overflow += ex.error == ErrorKind.CONTEXT_OVERFLOW
+                st.last_end_ns = max(st.last_end_ns, ex.end_ns)
+                self._turn_done(
+                    run, seq.arrival_ns if scheduled_ns is None else scheduled_ns, seq.end_ns
+                )
+            elif then is not None:
+                then(seq.end_ns)
+
+        seq.on_done = done
+        self.cluster.submit(seq, now)
+
+
+class FastLanes:
+    """`LanesExecutor` for the twin: each point on a fresh deployment, one after another on one
+    virtual timeline. `extras` holds each point's twin fields (bottleneck shares, KV, hits)."""
+
+    def __init__(self, cfg: TwinConfig, start_ns: int = 0) -> None:
+        self.cfg = cfg
+        self.t_ns = start_ns
+        self.extras: dict[str, dict[str, Any]] = {}
+        self._runs: dict[int, tuple[Turn, tuple[Run, ...]]] = {}
+
+    def _turn_runs(self, turn: Turn) -> tuple[Run, ...]:
+        hit = self._runs.get(id(turn))
+        if hit is None:  # the turn is kept with its runs, so its id is never reused
+            hit = self._runs[id(turn)] = (turn, runs_of(turn.hash_ids))
+        return hit[1]
+
+    async def run_lanes(
+        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
+    ) -> PointWindow:
+        kernel = EventKernel(self.t_ns)
+        cluster = Cluster(self.cfg, kernel)
+        for r in cluster.replicas:
+            r.prefix = RunPrefixCache()
+        point = _Point(cluster, kernel, sessions, cfg, sink, self._turn_runs)
+        point.start()
+        while len(kernel):
+            kernel.run(kernel.now_ns() + SLICE_NS)
+            await asyncio.sleep(0)
+        self.t_ns = kernel.now_ns()
+        end_ns = max(point.stats.last_end_ns, min(self.t_ns, point.window_end_ns))
+        window, _ = lane_window(cfg, point.stats, point.start_ns, end_ns)
+        sink.write_window(window)
+        self.extras[cfg.pid] = cluster.point_extras() | {"n_accelerators": self.cfg.n_accelerators}
+        return window
+
+    def point_extras(self, windows: Sequence[PointWindow]) -> dict[str, dict[str, Any]]:
+        return {w.point_id: self.extras[w.point_id] for w in windows if w.point_id in self.extras}
