@@ -21,6 +21,11 @@ def runs_of(hash_ids: Sequence[int]) -> tuple[Run, ...]:
     """Maximal runs of consecutive ids, in order: (3, 4, 5, 9, 10) -> ((3, 6), (9, 11))."""
     if not hash_ids:
         return ()
+    ids = tuple(hash_ids)
+    h0, n = ids[0], len(ids) - 1
+    if ids[:n] == tuple(range(h0, h0 + n)):  # the usual shape: one run, then a tail
+        last = ids[n]
+        return ((h0, last + 1),) if last == h0 + n else ((h0, h0 + n), (last, last + 1))
     try:
         a = np.asarray(hash_ids, dtype=np.int64)
     except OverflowError:  # ids beyond 63 bits: one run per id
