@@ -39,14 +39,16 @@ SLICE_NS = 30_000_000_000  # simulated time between yields to the event loop (a 
 
 
 class _Tree:
-    """A play in progress: agent runs not yet finished, requests sent."""
+    """A play in progress: sub-agent runs not yet finished, requests sent, and whether the
+    root is done and waits for the rest to drain."""
 
-    __slots__ = ("live", "play", "sent", "started_ns")
+    __slots__ = ("draining", "pending", "play", "sent", "started_ns")
 
     def __init__(self, play: Play, started_ns: int) -> None:
         self.play, self.started_ns = play, started_ns
-        self.live = 0
+        self.pending = 0
         self.sent = 0
+        self.draining = False
 
 
 class _Run:
@@ -57,25 +59,34 @@ class _Run:
         "agent",
         "done",
         "i",
+        "joins",
         "mine",
+        "parent",
         "prev_end_ns",
-        "result_ns",
         "tree",
-        "waiters",
         "waiting",
     )
 
-    def __init__(self, tree: _Tree, agent: Agent, first: int, spawned_ns: int) -> None:
-        self.tree, self.agent, self.i = tree, agent, first
-        self.prev_end_ns = self.result_ns = spawned_ns
+    def __init__(
+        self, tree: _Tree, agent: Agent, first: int, spawned_ns: int, parent: _Run | None
+    ) -> None:
+        self.tree, self.agent, self.i, self.parent = tree, agent, first, parent
+        self.prev_end_ns = spawned_ns
         self.mine: dict[str, _Run] = {}
-        self.waiters: list[_Run] = []
-        self.waiting = 0
+        self.joins: list[_Run] = []
+        self.waiting = 0  # joined sub-agents not finished yet
         self.done = False
 
 
 class _Point:
-    """One lanes point on a fresh deployment."""
+    """One lanes point on a fresh deployment.
+
+    Ties matter: requests that reach the replica at the same nanosecond queue in the order
+    they were submitted. Each handler therefore runs as many event-loop turns after its cause
+    as the lane driver's coroutine does (`_later`; the kernel, like asyncio's ready queue, is
+    first in first out at equal times): a finished request is seen one turn after its step
+    ends, a task starts one turn after it is created, a wait on finished sub-agents (gather)
+    resumes two turns after the last one ends, a sleep of zero costs one turn."""
 
     def __init__(
         self,
@@ -96,6 +107,13 @@ class _Point:
         self.rid = 0
         self.ones: dict[int, tuple[int, ...]] = {}
 
+    def _later(self, turns: int, fn: Callable[[], None]) -> None:
+        """Run `fn` `turns` event-loop turns from now, at the same virtual time."""
+        if turns <= 1:
+            self.kernel.schedule(self.kernel.now_ns(), lambda _: fn())
+        else:
+            self.kernel.schedule(self.kernel.now_ns(), lambda _: self._later(turns - 1, fn))
+
     # -- the point: primers, then every lane until the window closes and the trees drain ----
 
     def start(self) -> None:
@@ -103,112 +121,126 @@ class _Point:
         primed = [p for p in plays if self.cfg.primers and p.start_turn > 0]
         left = [len(primed)]
 
-        def primer_done(t_ns: int) -> None:
+        def primer_done() -> None:  # the primers' gather resumes the driver two turns later
             left[0] -= 1
             if left[0] == 0:
-                self.kernel.schedule(t_ns, lambda t: self._open(plays, t))
+                self._later(2, lambda: self._open(plays))
 
         for p in primed:
             self.stats.primers += 1
-            tree = _Tree(p, self.kernel.now_ns())
-            self._send(_Run(tree, p.session.root, p.start_turn - 1, 0), "primer", None, primer_done)
+            run = _Run(_Tree(p, 0), p.session.root, p.start_turn - 1, 0, None)
+            self._send(run, "primer", None, primer_done)
         if not primed:
-            self._open(plays, self.kernel.now_ns())
+            self._open(plays)
 
-    def _open(self, plays: list[Play], t_ns: int) -> None:
-        self.start_ns = t_ns
-        self.window_end_ns = t_ns + int(self.cfg.window_s * 1e9)
-        for p in plays:
-            self._start_play(p, t_ns)
+    def _open(self, plays: list[Play]) -> None:
+        self.start_ns = self.kernel.now_ns()
+        self.window_end_ns = self.start_ns + int(self.cfg.window_s * 1e9)
+        for p in plays:  # one lane task each
+            self._later(1, partial(self._start_play, p))
 
-    def _start_play(self, play: Play, t_ns: int) -> None:
+    def _start_play(self, play: Play) -> None:
         self.stats.plays_started += 1
-        tree = _Tree(play, t_ns)
-        self._spawn(_Run(tree, play.session.root, play.start_turn, t_ns), t_ns)
+        now = self.kernel.now_ns()
+        self._begin(_Run(_Tree(play, now), play.session.root, play.start_turn, now, None))
 
-    def _play_drained(self, tree: _Tree, t_ns: int) -> None:
+    def _play_drained(self, tree: _Tree) -> None:
         self.stats.plays_finished += 1
-        if t_ns >= self.window_end_ns or tree.sent == 0:  # sent == 0: its first turn is too late
+        now = self.kernel.now_ns()
+        if now >= self.window_end_ns or tree.sent == 0:  # sent == 0: its first turn is too late
             return
-        if t_ns == tree.started_ns:
+        if now == tree.started_ns:
             raise RuntimeError(
                 "a whole play took no time on the clock (zero latency and zero think time): "
                 "the window would never close"
             )
-        self._start_play(self.deck.next(tree.play.lane, initial=False), t_ns)
+        self._start_play(self.deck.next(tree.play.lane, initial=False))
 
     # -- an agent: spawn, joins, think time, send, next turn -----------------------------------
 
-    def _kids(self, s: Session, agent: Agent) -> tuple[Agent, ...]:
-        key = (id(s), agent.agent_id)
+    def _kids(self, run: _Run) -> tuple[Agent, ...]:
+        s = run.tree.play.session
+        key = (id(s), run.agent.agent_id)
         kids = self.children.get(key)
         if kids is None:
-            kids = self.children[key] = s.children_of(agent.agent_id)
+            kids = self.children[key] = s.children_of(run.agent.agent_id)
         return kids
 
-    def _spawn(self, run: _Run, t_ns: int) -> None:
-        """Start an agent run (its sub-agents live at its start point first), as a task would:
-        on the next turn of the event loop, at the same time."""
-        run.tree.live += 1
-        self.kernel.schedule(t_ns, lambda t: self._step(run, t))
+    def _spawn(self, run: _Run, c: Agent, at_ns: int) -> None:
+        """A sub-agent task: created now, it starts on the next turn."""
+        child = _Run(run.tree, c, 0, at_ns, run)
+        run.mine[c.agent_id] = child
+        run.tree.pending += 1
+        self._later(1, partial(self._begin, child))
+
+    def _begin(self, run: _Run) -> None:
+        """Start an agent: its sub-agents live at its start point, then its first turn."""
         first = run.i
-        for c in self._kids(run.tree.play.session, run.agent):
+        for c in self._kids(run):
             if (first == 0 and c.spawn_after == -1) or (
                 first > 0
                 and c.spawn_after < first
                 and (c.join_before is None or c.join_before >= first)
             ):
-                self._child(run, c, t_ns)
+                self._spawn(run, c, run.prev_end_ns)
+        self._turn(run)
 
-    def _child(self, run: _Run, c: Agent, t_ns: int) -> None:
-        child = _Run(run.tree, c, 0, t_ns)
-        run.mine[c.agent_id] = child
-        self._spawn(child, t_ns)
-
-    def _step(self, run: _Run, t_ns: int) -> None:
-        """Turn `run.i`: wait for the sub-agents that join here, then send after the think
-        time, unless the window has closed (then the agent is done)."""
-        agent = run.agent
-        if run.i >= len(agent.turns):
-            self._finish(run, t_ns)
+    def _turn(self, run: _Run) -> None:
+        """Turn `run.i`: wait for the sub-agents that join here, if any."""
+        if run.i >= len(run.agent.turns):
+            self._finish(run)
             return
-        joins = [
+        run.joins = [
             run.mine[c.agent_id]
-            for c in self._kids(run.tree.play.session, agent)
+            for c in self._kids(run)
             if c.join_before == run.i and c.agent_id in run.mine
         ]
-        pending = [j for j in joins if not j.done]
-        if pending:
-            run.waiting = len(pending)
-            for j in pending:
-                j.waiters.append(run)
+        if not run.joins:
+            self._ready(run)
             return
-        join_ns = max((j.result_ns for j in joins), default=0)
-        ready = max(run.prev_end_ns + int(agent.turns[run.i].think_s * 1e9), join_ns)
+        run.waiting = sum(not j.done for j in run.joins)
+        if run.waiting == 0:
+            self._later(2, partial(self._ready, run))
+
+    def _ready(self, run: _Run) -> None:
+        """Send after the think time, unless the window has closed (then the agent is done)."""
+        join_ns = max((j.prev_end_ns for j in run.joins), default=0)
+        ready = max(run.prev_end_ns + int(run.agent.turns[run.i].think_s * 1e9), join_ns)
         if ready >= self.window_end_ns:
-            self._finish(run, t_ns)
-            return
-        self.kernel.schedule(max(ready, t_ns), lambda t: self._send(run, "measure", ready, None))
+            self._finish(run)
+        elif ready > self.kernel.now_ns():  # a timer, then the task wakes a turn later
+            self.kernel.schedule(ready, lambda _: self._later(1, partial(self._turn_send, run)))
+        else:
+            self._later(1, partial(self._turn_send, run, ready))
 
-    def _turn_done(self, run: _Run, ready_ns: int, t_ns: int) -> None:
-        run.prev_end_ns = max(t_ns, ready_ns)
-        for c in self._kids(run.tree.play.session, run.agent):
+    def _turn_send(self, run: _Run, ready_ns: int | None = None) -> None:
+        self._send(run, "measure", self.kernel.now_ns() if ready_ns is None else ready_ns, None)
+
+    def _turn_done(self, run: _Run, ready_ns: int, end_ns: int) -> None:
+        run.prev_end_ns = max(end_ns, ready_ns)
+        for c in self._kids(run):
             if c.spawn_after == run.i:
-                self._child(run, c, run.prev_end_ns)
+                self._spawn(run, c, run.prev_end_ns)
         run.i += 1
-        self._step(run, t_ns)
+        self._turn(run)
 
-    def _finish(self, run: _Run, t_ns: int) -> None:
+    def _finish(self, run: _Run) -> None:
+        """The agent is done: a joining parent and a draining play resume two turns later;
+        the root's play goes on at once when nothing else of it is running."""
         run.done = True
-        run.result_ns = run.prev_end_ns
-        for w in run.waiters:
-            w.waiting -= 1
-            if w.waiting == 0:
-                self.kernel.schedule(t_ns, partial(self._step, w))
-        tree = run.tree
-        tree.live -= 1
-        if tree.live == 0:
-            self.kernel.schedule(t_ns, lambda t: self._play_drained(tree, t))
+        tree, parent = run.tree, run.parent
+        if parent is None:
+            tree.draining = True
+            if tree.pending == 0:
+                self._play_drained(tree)
+            return
+        tree.pending -= 1
+        if tree.pending == 0 and tree.draining:
+            self._later(2, partial(self._play_drained, tree))
+        if run in parent.joins and parent.waiting > 0:
+            parent.waiting -= 1
+            if parent.waiting == 0:
+                self._later(2, partial(self._ready, parent))
 
     # -- one request -----------------------------------------------------------------------------
 
@@ -217,7 +249,7 @@ class _Point:
         run: _Run,
         phase: Phase,
         scheduled_ns: int | None,
-        then: Callable[[int], None] | None,
+        then: Callable[[], None] | None,
     ) -> None:
         """Submit turn `run.i` of the run's agent now; its record is written when it ends."""
         play, agent, i = run.tree.play, run.agent, run.i
@@ -241,7 +273,7 @@ class _Point:
         st.in_flight += 1
         st.max_in_flight = max(st.max_in_flight, st.in_flight)
 
-        def done(seq: Seq) -> None:
+        def done() -> None:  # the sender sees the answer one turn after the step ends
             st.in_flight -= 1
             ex = exchange_of(seq, req, self.ones)
             rec = to_record(
@@ -254,13 +286,11 @@ class _Point:
                 st.failed += ex.error is not None
                 st.overflow += ex.error == ErrorKind.CONTEXT_OVERFLOW
                 st.last_end_ns = max(st.last_end_ns, ex.end_ns)
-                self._turn_done(
-                    run, seq.arrival_ns if scheduled_ns is None else scheduled_ns, seq.end_ns
-                )
+                self._turn_done(run, now if scheduled_ns is None else scheduled_ns, seq.end_ns)
             elif then is not None:
-                then(seq.end_ns)
+                then()
 
-        seq.on_done = done
+        seq.on_done = lambda _: self._later(1, done)
         self.cluster.submit(seq, now)
 
 
