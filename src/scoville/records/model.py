@@ -7,7 +7,6 @@ clock for real servers, the virtual clock for the twin. Nothing here is derived.
 
 from __future__ import annotations
 
-import copy
 import enum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
@@ -80,7 +79,7 @@ class RequestRecord:
     def to_json_dict(self) -> dict[str, Any]:
         # field by field, not `asdict`: its deep copy visits every chunk time one by one
         d = {f.name: getattr(self, f.name) for f in _RECORD_FIELDS}
-        d["tags"] = copy.deepcopy(self.tags)
+        d["tags"] = dict(self.tags)
         d["chunk_ns"] = list(self.chunk_ns)
         d["chunk_tokens"] = list(self.chunk_tokens)
         d["error"] = self.error.value if self.error is not None else None
