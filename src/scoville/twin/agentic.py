@@ -53,7 +53,8 @@ class _Tree:
 
 class _Run:
     """One agent of a play, from turn `i` on: the event-driven form of the lane driver's
-    `_agent` coroutine. `result_ns` is its last turn's end (what a joining parent waits for)."""
+    `_agent` coroutine. `prev_end_ns` is its last turn's end (once `done`, what a joining
+    parent waits for)."""
 
     __slots__ = (
         "agent",
