@@ -98,8 +98,8 @@ def lane_config(spec: AgenticSpec, k: int, lanes: int, nonce: int) -> LaneConfig
 
 def lanes_executor(spec: AgenticSpec, target: Target) -> LanesExecutor | None:
     """The target's own lanes executor (the twin's event engine) where it can run the spec:
-    lanes schedule, recorded assistant turns (it builds no text); None = the lane driver."""
-    if spec.schedule == "timestamps" or spec.assistant_turns == "live":
+    recorded assistant turns (it builds no text); None = the lane driver."""
+    if spec.assistant_turns == "live":
         return None
     return target.lanes_executor
 
@@ -133,7 +133,8 @@ async def drive_points(
                 for k, lanes in enumerate((1,) if timestamps else spec.lanes):
                     cfg = lane_config(spec, k, lanes, nonce)
                     if fast is not None:
-                        await fast.run_lanes(wl.sessions, cfg, sink)
+                        run = fast.run_timestamps if timestamps else fast.run_lanes
+                        await run(wl.sessions, cfg, sink)
                         continue
                     assert book is not None
                     driver = LaneDriver(

@@ -75,3 +75,20 @@ def test_live_assistant_turns_stay_on_the_lane_driver(tmp_path: Path) -> None:
     out = run_replay(spec, tmp_path, nonce=3)
     assert not any("event engine" in n for n in out.notes)
     assert out.rows[0]["n_sent"] > 0
+
+
+def test_timestamp_replay_matches_the_lane_driver_within_one_percent(tmp_path: Path) -> None:
+    rows = {}
+    for executor in ("driver", "fast"):
+        values = {
+            "target.url": f"twin:H200/gpt-oss-120b?tp=8&executor={executor}",
+            "schedule": "timestamps",
+            "window_s": 120.0,
+            "cache_bust": False,
+        }
+        spec = build_spec("mooncake-conversation", None, values)
+        (rows[executor],) = run_replay(spec, tmp_path / executor, nonce=5).rows
+    assert rows["driver"]["n_sent"] > 100
+    for key in ("lanes", *METRICS[3:]):
+        if key not in ("n_plays", "median_session_makespan"):
+            assert rows["fast"][key] == pytest.approx(rows["driver"][key], rel=0.01), key

@@ -192,6 +192,12 @@ class LanesExecutor(Protocol):
         self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
     ) -> PointWindow: ...
 
+    async def run_timestamps(
+        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
+    ) -> PointWindow:
+        """Open loop: every turn at its recorded time, one point (`LaneDriver.run_timestamps`)."""
+        ...
+
 
 class LaneDriver:
     """Replays `sessions` on `cfg.lanes` lanes for one point. Sessions are taken in a seeded

@@ -117,7 +117,7 @@ class _Point:
 
     # -- the point: primers, then every lane until the window closes and the trees drain ----
 
-    def start(self) -> None:
+    def start(self) -> int:
         plays = [self.deck.next(lane, initial=True) for lane in range(self.cfg.lanes)]
         primed = [p for p in plays if self.cfg.primers and p.start_turn > 0]
         left = [len(primed)]
@@ -133,6 +133,38 @@ class _Point:
             self._send(run, "primer", None, primer_done)
         if not primed:
             self._open(plays)
+        return self.cfg.lanes
+
+    def start_timestamps(self) -> int:
+        """Open loop: every turn of every session at its recorded `t_s`, in recorded order,
+        one play per session without a marker, until the window closes (the lane driver's
+        `run_timestamps`). Returns the requests scheduled."""
+        items = sorted(
+            (
+                (t.t_s, k, s, a, i)
+                for k, s in enumerate(self.deck.sessions)
+                for a, i, t in s.turns()
+            ),
+            key=lambda x: (x[0], x[1]),
+        )
+        self.start_ns = self.kernel.now_ns()
+        self.window_end_ns = self.start_ns + int(self.cfg.window_s * 1e9)
+        trees = {
+            k: _Tree(Play(s, k, 0, 0, None), self.start_ns)
+            for k, s in enumerate(self.deck.sessions)
+        }
+        n = 0
+        for t_s, k, _, a, i in items:
+            at = self.start_ns + int((t_s - items[0][0]) * 1e9)
+            if at >= self.window_end_ns:
+                break
+            run = _Run(trees[k], a, i, at, None)
+            self.kernel.schedule(at, partial(self._timed_send, run, at))
+            n += 1
+        return n
+
+    def _timed_send(self, run: _Run, at_ns: int, _: int) -> None:
+        self._send(run, "measure", at_ns, lambda: None)
 
     def _open(self, plays: list[Play]) -> None:
         self.start_ns = self.kernel.now_ns()
@@ -287,9 +319,10 @@ class _Point:
                 st.failed += ex.error is not None
                 st.overflow += ex.error == ErrorKind.CONTEXT_OVERFLOW
                 st.last_end_ns = max(st.last_end_ns, ex.end_ns)
-                self._turn_done(run, now if scheduled_ns is None else scheduled_ns, seq.end_ns)
-            elif then is not None:
+            if then is not None:
                 then()
+            elif phase == "measure":
+                self._turn_done(run, now if scheduled_ns is None else scheduled_ns, seq.end_ns)
 
         seq.on_done = lambda _: self._later(1, done)
         self.cluster.submit(seq, now)
@@ -314,18 +347,33 @@ class FastLanes:
     async def run_lanes(
         self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
     ) -> PointWindow:
+        return await self._run(sessions, cfg, sink, timestamps=False)
+
+    async def run_timestamps(
+        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
+    ) -> PointWindow:
+        return await self._run(sessions, cfg, sink, timestamps=True)
+
+    async def _run(
+        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink, timestamps: bool
+    ) -> PointWindow:
         kernel = EventKernel(self.t_ns)
         cluster = Cluster(self.cfg, kernel)
         for r in cluster.replicas:
             r.prefix = RunPrefixCache()
         point = _Point(cluster, kernel, sessions, cfg, sink, self._turn_runs)
-        point.start()
+        n = point.start_timestamps() if timestamps else point.start()
         while len(kernel):
             kernel.run(kernel.now_ns() + SLICE_NS)
             await asyncio.sleep(0)
         self.t_ns = kernel.now_ns()
         end_ns = max(point.stats.last_end_ns, min(self.t_ns, point.window_end_ns))
-        window, _ = lane_window(cfg, point.stats, point.start_ns, end_ns)
+        if timestamps:
+            window, _ = lane_window(
+                cfg, point.stats, point.start_ns, end_ns, "rate", n / cfg.window_s
+            )
+        else:
+            window, _ = lane_window(cfg, point.stats, point.start_ns, end_ns)
         sink.write_window(window)
         self.extras[cfg.pid] = cluster.point_extras() | {"n_accelerators": self.cfg.n_accelerators}
         return window
