@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from scoville.client.lanes import LaneConfig, LaneDriver
+from scoville.client.lanes import LaneConfig, LaneDriver, LanesExecutor
 from scoville.client.seam import real_loop_factory
 from scoville.client.stop import StopOnSignal
 from scoville.errors import SpecError, TokenizerError
@@ -96,6 +96,14 @@ def lane_config(spec: AgenticSpec, k: int, lanes: int, nonce: int) -> LaneConfig
     )
 
 
+def lanes_executor(spec: AgenticSpec, target: Target) -> LanesExecutor | None:
+    """The target's own lanes executor (the twin's event engine) where it can run the spec:
+    recorded assistant turns (it builds no text); None = the lane driver."""
+    if spec.assistant_turns == "live":
+        return None
+    return target.lanes_executor
+
+
 async def drive_points(
     spec: AgenticSpec, wl: AgenticWorkload, target: Target, nonce: int, stopped: list[str]
 ) -> tuple[list[RequestRecord], list[PointWindow], TelemetryResult | None]:
@@ -103,13 +111,14 @@ async def drive_points(
     the server's Prometheus metrics scraped around them (when it has an endpoint). The first
     SIGINT/SIGTERM stops the replay: the signal's name goes to `stopped`, the points that
     finished are returned (the stopped point's records too, without a window)."""
+    fast = lanes_executor(spec, target)
     tok = target.tokenizer or local_tokenizer(spec.target.tokenizer, target.model)
-    if tok is None:
+    if tok is None and fast is None:
         raise TokenizerError(
             "Agentic replay needs the target's tokenizer to make exact prompts; pass "
             "target.tokenizer (e.g. 'tiktoken:cl100k_base' or a tokenizer.json path)."
         )
-    book = PromptBook(WordVocab.for_tokenizer(tok), wl.sessions)
+    book = PromptBook(WordVocab.for_tokenizer(tok), wl.sessions) if tok and not fast else None
     sink = MemorySink()
     timestamps = spec.schedule == "timestamps"
     session = None
@@ -123,6 +132,11 @@ async def drive_points(
             try:
                 for k, lanes in enumerate((1,) if timestamps else spec.lanes):
                     cfg = lane_config(spec, k, lanes, nonce)
+                    if fast is not None:
+                        run = fast.run_timestamps if timestamps else fast.run_lanes
+                        await run(wl.sessions, cfg, sink)
+                        continue
+                    assert book is not None
                     driver = LaneDriver(
                         wl.sessions, book, target.server, target.clock, sink, cfg, tok
                     )
@@ -182,6 +196,8 @@ def run_replay(
     notes = [*wl.notes, f"agentic spec {spec.content_hash()}; marker nonce {nonce}"]
     stopped: list[str] = []
     target = (opener or open_target)(bspec)
+    if lanes_executor(spec, target) is not None:
+        notes.append("lanes simulated on the target's event engine (no HTTP, no prompt text)")
     with asyncio.Runner(loop_factory=target.loop_factory or real_loop_factory()) as runner:
         records, windows, telemetry = runner.run(drive_points(spec, wl, target, nonce, stopped))
     if stopped:

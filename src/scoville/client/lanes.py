@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -92,6 +92,113 @@ class _Tree:
     live: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 
 
+class PlayDeck:
+    """The plays of one point, as every lanes executor takes them: sessions in a seeded order,
+    cycling; a lane's first play starts at a seeded point into its root turns; every take has
+    a fresh cache-bust marker."""
+
+    def __init__(self, sessions: Sequence[Session], cfg: LaneConfig) -> None:
+        if not sessions:
+            raise ValueError("no sessions to replay")
+        self.sessions, self.cfg = sessions, cfg
+        self._order = np.random.default_rng([cfg.seed, 0]).permutation(len(sessions)).tolist()
+        self._taken = 0
+
+    def next(self, lane: int, initial: bool) -> Play:
+        s = self.sessions[self._order[self._taken % len(self._order)]]
+        index = self._taken
+        self._taken += 1
+        start = 0
+        if initial:
+            r = np.random.default_rng([self.cfg.seed, lane, 1]).uniform(
+                self.cfg.start_min_ratio, self.cfg.start_max_ratio
+            )
+            start = min(len(s.root.turns) - 1, int(r * len(s.root.turns)))
+        marker = (self.cfg.run_nonce % 2**32) << 32 | index if self.cfg.cache_bust else None
+        return Play(s, index, lane, start, marker)
+
+
+def lane_request(
+    cfg: LaneConfig,
+    play: Play,
+    agent: Agent,
+    i: int,
+    phase: Phase,
+    text: str,
+    prefix_hashes: tuple[int, ...] = (),
+) -> GenerateRequest:
+    """Turn `i` of `agent` in `play` as a request (a primer asks for one token)."""
+    turn = agent.turns[i]
+    rid = f"{cfg.pid}-p{play.index}-{agent.agent_id}-t{i}"
+    return GenerateRequest(
+        request_id=rid + ("-primer" if phase == "primer" else ""),
+        api=cfg.api,
+        input_tokens=turn.input_tokens,
+        max_tokens=1 if phase == "primer" else turn.output_tokens,
+        prompt=text if cfg.api == "completions" else None,
+        messages=None if cfg.api == "completions" else ({"role": "user", "content": text},),
+        ignore_eos=cfg.ignore_eos,
+        prefix_hashes=prefix_hashes,
+        block_size_tokens=play.session.block_size_tokens,
+    )
+
+
+def lane_tags(cfg: LaneConfig, play: Play, agent: Agent, i: int, expected: int) -> dict[str, Any]:
+    """The tags of a lane request's record (`expected`: tokens an unlimited cache serves)."""
+    return {
+        "session": play.session.session_id,
+        "play": play.index,
+        "lane": play.lane,
+        "agent": agent.agent_id,
+        "parent": agent.parent_id,
+        "turn": i,
+        "depth": agent.agent_id.count("/"),
+        "think_s": agent.turns[i].think_s,
+        "expected_cached_tokens": expected,
+        "cache_hit_expected": expected > 0,
+        "live": cfg.live,
+    }
+
+
+def lane_window(
+    cfg: LaneConfig,
+    stats: LaneStats,
+    start_ns: int,
+    end_ns: int,
+    mode: Literal["lanes", "rate"] = "lanes",
+    level: float | None = None,
+) -> tuple[PointWindow, Verdict]:
+    """A lanes point's window (`level` defaults to the lane count) and its validity verdict."""
+    verdict = judge(cfg.validity, cfg.window_s, stats.measured, stats.failed, stats.overflow)
+    window = PointWindow(
+        point_id=cfg.pid,
+        start_ns=start_ns,
+        end_ns=end_ns,
+        mode=mode,
+        level=float(cfg.lanes) if level is None else level,
+        sent=stats.measured,
+        diagnostic=verdict.diagnostic,
+        notes=verdict.notes,
+    )
+    return window, verdict
+
+
+class LanesExecutor(Protocol):
+    """Runs one lanes point of `sessions` (closed loop, `cfg.lanes` live session trees):
+    writes one record per request and the window to `sink`, returns the window. The lane
+    driver over a `Server` is the reference; a target may offer a faster one (the twin's)."""
+
+    async def run_lanes(
+        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
+    ) -> PointWindow: ...
+
+    async def run_timestamps(
+        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
+    ) -> PointWindow:
+        """Open loop: every turn at its recorded time, one point (`LaneDriver.run_timestamps`)."""
+        ...
+
+
 class LaneDriver:
     """Replays `sessions` on `cfg.lanes` lanes for one point. Sessions are taken in a seeded
     order, cycling; every take is a new play with a fresh marker."""
@@ -106,28 +213,15 @@ class LaneDriver:
         cfg: LaneConfig,
         tokenizer: Tokenizer | None = None,
     ) -> None:
-        if not sessions:
-            raise ValueError("no sessions to replay")
         self.sessions, self.book, self.server, self.clock = sessions, book, server, clock
         self.sink, self.cfg, self.tokenizer = sink, cfg, tokenizer
         self.stats = LaneStats()
         self.tracker = PrefixTracker()
-        self._order = np.random.default_rng([cfg.seed, 0]).permutation(len(sessions)).tolist()
-        self._taken = 0
+        self.deck = PlayDeck(sessions, cfg)
         self._window_end_ns = 0
 
     def _next_play(self, lane: int, initial: bool) -> Play:
-        s = self.sessions[self._order[self._taken % len(self._order)]]
-        index = self._taken
-        self._taken += 1
-        start = 0
-        if initial:
-            r = np.random.default_rng([self.cfg.seed, lane, 1]).uniform(
-                self.cfg.start_min_ratio, self.cfg.start_max_ratio
-            )
-            start = min(len(s.root.turns) - 1, int(r * len(s.root.turns)))
-        marker = (self.cfg.run_nonce % 2**32) << 32 | index if self.cfg.cache_bust else None
-        return Play(s, index, lane, start, marker)
+        return self.deck.next(lane, initial)
 
     async def run(self) -> LaneResult:
         plays = [self._next_play(lane, initial=True) for lane in range(self.cfg.lanes)]
@@ -165,25 +259,8 @@ class LaneDriver:
         return self._finish(start_ns, "rate", len(tasks) / self.cfg.window_s)
 
     def _finish(self, start_ns: int, mode: Literal["lanes", "rate"], level: float) -> LaneResult:
-        now = self.clock.now_ns()
-        end_ns = max(self.stats.last_end_ns, min(now, self._window_end_ns))
-        verdict = judge(
-            self.cfg.validity,
-            self.cfg.window_s,
-            self.stats.measured,
-            self.stats.failed,
-            self.stats.overflow,
-        )
-        window = PointWindow(
-            point_id=self.cfg.pid,
-            start_ns=start_ns,
-            end_ns=end_ns,
-            mode=mode,
-            level=level,
-            sent=self.stats.measured,
-            diagnostic=verdict.diagnostic,
-            notes=verdict.notes,
-        )
+        end_ns = max(self.stats.last_end_ns, min(self.clock.now_ns(), self._window_end_ns))
+        window, verdict = lane_window(self.cfg, self.stats, start_ns, end_ns, mode, level)
         self.sink.write_window(window)
         return LaneResult(window, self.stats, verdict)
 
@@ -262,41 +339,15 @@ class LaneDriver:
         return prompt + output + self.book.text(ids[prev_n:])
 
     def _request(self, tree: _Tree, agent: Agent, i: int, phase: Phase) -> GenerateRequest:
-        play, turn = tree.play, agent.turns[i]
-        text = self._text(tree, agent, i)
-        rid = f"{self.cfg.pid}-p{play.index}-{agent.agent_id}-t{i}"
-        return GenerateRequest(
-            request_id=rid + ("-primer" if phase == "primer" else ""),
-            api=self.cfg.api,
-            input_tokens=turn.input_tokens,
-            max_tokens=1 if phase == "primer" else turn.output_tokens,
-            prompt=text if self.cfg.api == "completions" else None,
-            messages=None
-            if self.cfg.api == "completions"
-            else ({"role": "user", "content": text},),
-            ignore_eos=self.cfg.ignore_eos,
-            prefix_hashes=prefix_keys(play.session, turn, play.marker),
-            block_size_tokens=play.session.block_size_tokens,
-        )
+        keys = prefix_keys(tree.play.session, agent.turns[i], tree.play.marker)
+        return lane_request(self.cfg, tree.play, agent, i, phase, self._text(tree, agent, i), keys)
 
     def _tags(self, tree: _Tree, agent: Agent, i: int, req: GenerateRequest) -> dict[str, Any]:
         play, turn = tree.play, agent.turns[i]
         expected = self.tracker.observe(
             req.prefix_hashes, turn.input_tokens, play.session.block_size_tokens
         )
-        return {
-            "session": play.session.session_id,
-            "play": play.index,
-            "lane": play.lane,
-            "agent": agent.agent_id,
-            "parent": agent.parent_id,
-            "turn": i,
-            "depth": agent.agent_id.count("/"),
-            "think_s": turn.think_s,
-            "expected_cached_tokens": expected,
-            "cache_hit_expected": expected > 0,
-            "live": self.cfg.live,
-        }
+        return lane_tags(self.cfg, play, agent, i, expected)
 
     async def _send(
         self,

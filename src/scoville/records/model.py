@@ -8,7 +8,7 @@ clock for real servers, the virtual clock for the twin. Nothing here is derived.
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 Phase = Literal["warmup", "measure", "primer"]
@@ -77,7 +77,9 @@ class RequestRecord:
         return self.error is None
 
     def to_json_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # field by field, not `asdict`: its deep copy visits every chunk time one by one
+        d = {f.name: getattr(self, f.name) for f in _RECORD_FIELDS}
+        d["tags"] = dict(self.tags)
         d["chunk_ns"] = list(self.chunk_ns)
         d["chunk_tokens"] = list(self.chunk_tokens)
         d["error"] = self.error.value if self.error is not None else None
@@ -91,6 +93,9 @@ class RequestRecord:
         err = d.get("error")
         d["error"] = ErrorKind(err) if err else None
         return cls(**d)
+
+
+_RECORD_FIELDS = fields(RequestRecord)
 
 
 @dataclass(frozen=True, slots=True)

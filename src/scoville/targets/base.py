@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoville.client.executor import DriverExecutor, Executor
+from scoville.client.lanes import LanesExecutor
 from scoville.client.seam import Clock, Server
 from scoville.records.model import PointWindow
 from scoville.spec.model import AcceleratorSpec
@@ -92,6 +93,10 @@ class Target:
     # How points run: None is the asyncio driver over `server`; a target may offer its own
     # (the twin's fast executor simulates plans straight on its event engine).
     executor: Executor | None = None
+
+    # How agentic lanes points run: None is the lane driver over `server`; the twin offers an
+    # event-driven executor of its own (same plays, records and window rule).
+    lanes_executor: LanesExecutor | None = None
 
     def point_executor(self) -> Executor:
         """The executor every point of a sweep on this target goes through."""

@@ -17,7 +17,7 @@ from typing import Literal
 from scoville.twin.admission import AdmissionPolicy, BatchWait, OutputLedger
 from scoville.twin.costmodel import StepBatch, StepCost, StepModel
 from scoville.twin.kernel import Kernel
-from scoville.twin.prefix import PrefixCache
+from scoville.twin.prefix import PrefixCache, PrefixStore
 
 Role = Literal["both", "prefill", "decode"]
 TokenCallback = Callable[[int, int], None]  # (t_ns, tokens)
@@ -131,7 +131,7 @@ class Replica:
         self.step_times: list[int] = []
         self.sum_ctx = 0
         self.n_short = 0  # running sequences whose context is below the sliding window
-        self.prefix = PrefixCache()
+        self.prefix: PrefixStore = PrefixCache()
         self.stats = ReplicaStats()
         # (t_end_ns, compute_s, memory_s, comm_s, overhead_s, kv occupancy) per step, when a
         # long-lived user (the Server adapter) needs per-window figures; None on the fast path

@@ -106,7 +106,8 @@ class TwinOptions(BaseModel):
     executor: Literal["driver", "fast"] = Field(
         "driver",
         description="driver: the asyncio client in virtual time; fast: the same plans "
-        "simulated straight on the event engine (what `scoville simulate` uses).",
+        "simulated straight on the event engine (what `scoville simulate` uses). Agentic "
+        "replay runs its lanes on the event engine unless executor=driver is given.",
     )
 
     @model_validator(mode="after")

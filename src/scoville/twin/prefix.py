@@ -9,6 +9,22 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Protocol
+
+
+class PrefixStore(Protocol):
+    """What a replica needs of its prefix cache (`PrefixCache`, or the run-length
+    `scoville.twin.prefix_runs.RunPrefixCache` with the same behaviour)."""
+
+    cached_tokens: int
+    query_tokens: int
+    hit_tokens: int
+
+    def match(self, hashes: Sequence[int], block_tokens: int, prompt_tokens: int) -> int: ...
+
+    def insert(self, hashes: Sequence[int], block_tokens: int) -> None: ...
+
+    def shrink_to(self, max_tokens: int) -> None: ...
 
 
 class PrefixCache:

@@ -65,6 +65,7 @@ def open_twin_target(url: str, spec: Any = None) -> Target:
     `spec` (a BenchmarkSpec, optional) supplies the tokenizer choice; the twin ignores text,
     so any local tokenizer serves to build prompts of exact length.
     """
+    from scoville.twin.agentic import FastLanes
     from scoville.twin.clock import LoopKernel, VirtualClock, VirtualTime, VirtualTimeLoop
     from scoville.twin.fast import FastExecutor
     from scoville.twin.server import TwinServer, twin_point_extras
@@ -75,6 +76,8 @@ def open_twin_target(url: str, spec: Any = None) -> Target:
     vt = VirtualTime()
     server = TwinServer(cfg, LoopKernel(vt))
     fast = FastExecutor(cfg) if opts.executor == "fast" else None
+    # agentic replay runs on the event engine unless executor=driver is asked for
+    lanes = FastLanes(cfg) if "executor" not in opts.model_fields_set or fast else None
     tok_spec = getattr(getattr(spec, "target", None), "tokenizer", "auto")
     tokenizer = local_tokenizer(tok_spec, cfg.model.hf_repo or cfg.model.name)
     if tokenizer is None:
@@ -97,7 +100,9 @@ def open_twin_target(url: str, spec: Any = None) -> Target:
         },
         loop_factory=lambda: VirtualTimeLoop(vt),
         executor=fast,
-        point_extras=fast.point_extras
-        if fast is not None
-        else (lambda windows: twin_point_extras(server, windows)),
+        lanes_executor=lanes,
+        point_extras=lambda windows: {
+            **(fast.point_extras(windows) if fast else twin_point_extras(server, windows)),
+            **(lanes.point_extras(windows) if lanes else {}),
+        },
     )

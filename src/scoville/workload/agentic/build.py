@@ -107,9 +107,12 @@ def _drop_oversized(sessions: list[Session], cap: int, notes: list[str]) -> list
 def _scale_all(
     sessions: list[Session], factor: float, scale_outputs: bool, notes: list[str]
 ) -> tuple[list[Session], float]:
-    n_blocks = len(
-        {(s.namespace, h) for s in sessions for _, _, t in s.turns() for h in t.hash_ids}
-    )
+    ids: dict[str, set[int]] = {}  # distinct hash ids per namespace
+    for s in sessions:
+        seen = ids.setdefault(s.namespace, set())
+        for _, _, t in s.turns():
+            seen.update(t.hash_ids)
+    n_blocks = sum(len(v) for v in ids.values())
     floor = min_block_tokens(n_blocks)
     scaled = [scale_session(s, factor, floor, scale_outputs) for s in sessions]
     applied = min(f for _, f in scaled)

@@ -10,6 +10,7 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from scoville.workload.agentic.runs import BlockRuns, RunSet, runs_of
 from scoville.workload.agentic.session import Session, Turn
 
 
@@ -72,11 +73,18 @@ def trace_order(sessions: Iterable[Session]) -> list[tuple[Session, Turn]]:
 def theoretical_hits(sessions: Iterable[Session]) -> CacheTally:
     """The unlimited-cache hit tally of a trace replayed in its recorded order, blocks keyed by
     (namespace, hash id): what the trace itself promises, before any cache-bust marker."""
-    tracker = PrefixTracker()
+    seen = RunSet()  # `PrefixTracker`'s answers, a step per run of ids instead of per block
+    requests = blocks = hit_blocks = input_tokens = hit_tokens = 0
     for s, t in trace_order(sessions):
-        keys = [(s.namespace, h) for h in t.hash_ids]
-        tracker.observe(keys, t.input_tokens, s.block_size_tokens)
-    return tracker.tally()
+        keys = BlockRuns(s.namespace, runs_of(t.hash_ids))
+        hit = seen.leading_blocks(keys)
+        seen.add(keys)
+        requests += 1
+        blocks += len(t.hash_ids)
+        hit_blocks += hit
+        input_tokens += t.input_tokens
+        hit_tokens += min(hit * s.block_size_tokens, t.input_tokens)
+    return CacheTally(requests, blocks, hit_blocks, input_tokens, hit_tokens)
 
 
 def min_block_tokens(n_distinct_blocks: int, vocab_size: int = 256) -> int:

@@ -21,22 +21,29 @@ def _draw(rng: np.random.Generator, d: LogNormal, lo: float, hi: float) -> float
     return float(np.clip(d.median * np.exp(d.sigma * rng.standard_normal()), lo, hi))
 
 
+TAIL_IDS = 1 << 40  # partial tails are numbered from here, full blocks from 0
+
+
 @dataclass
 class _Blocks:
     """Hash ids of a growing context: full blocks get ids once; the partial tail gets a new id
-    every time it is sent (its content differs from the full block it later becomes)."""
+    every time it is sent (its content differs from the full block it later becomes). Full
+    blocks are numbered apart from tails, so a context is one run of consecutive ids plus a
+    tail (what a run-length prefix cache stores cheaply)."""
 
     block: int
     next_id: int = 0
-
-    def new(self) -> int:
-        self.next_id += 1
-        return self.next_id - 1
+    next_tail: int = TAIL_IDS
 
     def ids_for(self, full: list[int], n_tokens: int) -> tuple[int, ...]:
-        while len(full) < n_tokens // self.block:
-            full.append(self.new())
-        tail = (self.new(),) if n_tokens % self.block else ()
+        need = n_tokens // self.block - len(full)
+        if need > 0:
+            full.extend(range(self.next_id, self.next_id + need))
+            self.next_id += need
+        tail: tuple[int, ...] = ()
+        if n_tokens % self.block:
+            tail = (self.next_tail,)
+            self.next_tail += 1
         return (*full[: n_tokens // self.block], *tail)
 
 
