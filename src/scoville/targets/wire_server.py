@@ -6,8 +6,8 @@ Each POST /v1/completions (or /v1/chat/completions) streams `max_tokens` one-tok
 (chunked HTTP/1.1, keep-alive): the first `ttft_ms` after the request's last byte was read,
 then one every `itl_ms`. The schedule is absolute (frame i at arrival + ttft + i*itl), so a
 late wake-up delays one frame, never the ones after it. Each process logs, per request id
-(the body field `user`), the arrival and every frame's write time (monotonic ns), and writes
-them to `truth-<pid>.json` in `--truth-dir` when stopped (SIGTERM/SIGINT).
+(the body field `user`, else the `X-Request-ID` header), the arrival and every frame's write
+time (monotonic ns), and writes them to `truth-<pid>.json` in `--truth-dir` when stopped.
 
     python -m scoville.targets.wire_server --port 8124 --processes 2 --ttft-ms 40 --itl-ms 8
 """
@@ -31,6 +31,7 @@ from typing import Any, cast
 _HEADERS_END = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"(?im)^content-length:\s*(\d+)\s*$")
 _CLOSE = re.compile(rb"(?im)^connection:\s*close\s*$")
+_REQUEST_ID = re.compile(rb"(?im)^x-request-id:\s*(\S+)\s*$")
 _STREAM_HEAD = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
     b"Transfer-Encoding: chunked\r\n\r\n"
@@ -95,7 +96,7 @@ class Config:
 class _Stream:
     """One response on a schedule: frame i at `t0 + ttft + i*itl` (loop time, seconds)."""
 
-    __slots__ = ("conn", "n", "i", "t0", "emit", "end", "cfg", "frames")
+    __slots__ = ("cfg", "conn", "emit", "end", "frames", "i", "n", "t0")
 
     def __init__(self, conn: _Conn, n: int, emit: list[int], end: bytes, chat: bool) -> None:
         self.conn, self.n, self.i, self.emit, self.end = conn, n, 0, emit, end
@@ -152,10 +153,11 @@ class _Conn(asyncio.Protocol):
         body = bytes(self.buf[end + 4 : end + 4 + size])
         del self.buf[: end + 4 + size]
         self.closing = _CLOSE.search(head) is not None
-        self._answer(head.split(b" ", 2), body, time.monotonic_ns())
+        self._answer(head, body, time.monotonic_ns())
 
-    def _answer(self, line: list[bytes], body: bytes, arrived_ns: int) -> None:
+    def _answer(self, head: bytes, body: bytes, arrived_ns: int) -> None:
         assert self.transport is not None
+        line = head.split(b" ", 2)
         path = line[1] if len(line) > 1 else b""
         if line[0] == b"GET" and path == b"/v1/models":
             models = {"object": "list", "data": [{"id": self.cfg.model, "object": "model"}]}
@@ -167,7 +169,7 @@ class _Conn(asyncio.Protocol):
         req = json.loads(body or b"{}")
         n = int(req.get("max_completion_tokens") or req.get("max_tokens") or 16)
         emit: list[int] = []
-        if user := req.get("user"):
+        if user := req.get("user") or _header_id(head):
             self.truth.arrived_ns[str(user)], self.truth.emit_ns[str(user)] = arrived_ns, emit
         chat = path.endswith(b"chat/completions")
         self.busy = True
@@ -182,6 +184,11 @@ class _Conn(asyncio.Protocol):
             self.transport.close()
         elif self.buf:
             self._next()
+
+
+def _header_id(head: bytes) -> str | None:
+    m = _REQUEST_ID.search(head)
+    return m.group(1).decode() if m else None
 
 
 def _prompt_tokens(req: dict[str, Any]) -> int:
