@@ -70,11 +70,15 @@ def start_server(port: int, a: argparse.Namespace, truth_dir: Path) -> subproces
     raise RuntimeError("wire server did not start")
 
 
-def drive(url: str, streams: int, n: int, fresh: bool) -> tuple[MemorySink, float]:
+def drive(
+    url: str, streams: int, n: int, fresh: bool, per_turn: int = 8
+) -> tuple[MemorySink, float]:
     """scoville's production transport and driver, closed loop at `streams`, uvloop as real
     runs use; returns the records and the measuring process's CPU seconds."""
     clock = MonotonicClock()
-    server = OpenAIStreamingServer(url, "reference", clock, fresh_connections=fresh)
+    server = OpenAIStreamingServer(
+        url, "reference", clock, fresh_connections=fresh, sends_per_turn=per_turn or 10**9
+    )
     sink = MemorySink()
     plan = PointPlan(
         f"c{streams}", "concurrency", streams, [], tagged_requests(n, "w", TOKENS), streams
@@ -128,7 +132,7 @@ def _p99(values: list[float]) -> float:
 def scoville_row(streams: int, a: argparse.Namespace, work: Path) -> str:
     n = max(4, streams * a.requests_per_stream)
     (sink, cpu_s), wire, truth, dropped = captured(
-        free_port(), a, work, lambda url: drive(url, streams, n, a.fresh)
+        free_port(), a, work, lambda url: drive(url, streams, n, a.fresh, a.sends_per_turn)
     )
     c = compare(sink.records, wire)
     ids = {r.request_id for r in sink.records if r.ok}
@@ -194,6 +198,7 @@ def main() -> None:
     ap.add_argument("--ttft-ms", type=float, default=40.0)
     ap.add_argument("--itl-ms", type=float, default=8.0)
     ap.add_argument("--server-processes", type=int, default=2)
+    ap.add_argument("--sends-per-turn", type=int, default=8, help="0: no send pacing")
     ap.add_argument(
         "--max-frames-per-s",
         type=float,

@@ -175,6 +175,7 @@ class OpenAIStreamingServer:
         api_key: str | None = None,
         request_timeout_s: float = 600.0,
         fresh_connections: bool = False,
+        sends_per_turn: int = 8,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -188,7 +189,7 @@ class OpenAIStreamingServer:
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=None)
         self._session: aiohttp.ClientSession | None = None
         self._retry_session: aiohttp.ClientSession | None = None
-        self._pacer = SendPacer()
+        self._pacer = SendPacer(sends_per_turn)  # see SendPacer; benchmarks compare others
 
     def _url(self, req: GenerateRequest) -> str:
         path = "/v1/chat/completions" if req.api == "chat" else "/v1/completions"
