@@ -56,9 +56,16 @@ def make_tokenizer(aiperf: str, out_dir: Path) -> Path:
 
 
 def run_aiperf(
-    aiperf: str, url: str, streams: int, requests: int, tokens: int, work: Path
+    aiperf: str,
+    url: str,
+    streams: int,
+    requests: int,
+    tokens: int,
+    work: Path,
+    rate_per_s: float | None = None,
 ) -> AiperfRun:
-    """One closed-loop AIPerf run (completions, streaming, 3-token prompts, `tokens` out)."""
+    """One AIPerf run (completions, streaming, 3-token prompts, `tokens` out): closed loop
+    at `streams`, or evenly spaced arrivals at `rate_per_s` capped at `streams` in flight."""
     tok = work / "tokenizer"
     if not tok.exists():
         make_tokenizer(aiperf, tok)
@@ -70,6 +77,8 @@ def run_aiperf(
     cmd += ["--prompt-output-tokens-mean", str(tokens), "--prompt-output-tokens-stddev", "0"]
     cmd += ["--use-legacy-max-tokens", "--output-artifact-dir", str(out), "--ui-type", "none"]
     cmd += ["--no-server-metrics", "--no-gpu-telemetry"]
+    if rate_per_s is not None:
+        cmd += ["--request-rate", f"{rate_per_s:.3f}", "--arrival-pattern", "constant"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)

@@ -70,19 +70,20 @@ def start_server(port: int, a: argparse.Namespace, truth_dir: Path) -> subproces
     raise RuntimeError("wire server did not start")
 
 
-def drive(
-    url: str, streams: int, n: int, fresh: bool, per_turn: int = 8
-) -> tuple[MemorySink, float]:
+def drive(url: str, streams: int, n: int, a: argparse.Namespace) -> tuple[MemorySink, float]:
     """scoville's production transport and driver, closed loop at `streams`, uvloop as real
     runs use; returns the records and the measuring process's CPU seconds."""
     clock = MonotonicClock()
     server = OpenAIStreamingServer(
-        url, "reference", clock, fresh_connections=fresh, sends_per_turn=per_turn or 10**9
+        url, "reference", clock, fresh_connections=a.fresh, sends_per_turn=a.sends_per_turn or 10**9
     )
     sink = MemorySink()
-    plan = PointPlan(
-        f"c{streams}", "concurrency", streams, [], tagged_requests(n, "w", TOKENS), streams
-    )
+    reqs = tagged_requests(n, "w", TOKENS)
+    plan = PointPlan(f"c{streams}", "concurrency", streams, [], reqs, streams)
+    if a.spread:  # evenly spaced arrivals that keep `streams` in flight, capped there
+        period_ns = round(request_s(a) * 1e9 / streams)
+        arrivals = [i * period_ns for i in range(n)]
+        plan = PointPlan(f"r{streams}", "rate", 1e9 / period_ns, [], reqs, streams, arrivals)
 
     async def go() -> None:
         try:
@@ -94,6 +95,11 @@ def drive(
     with asyncio.Runner(loop_factory=real_loop_factory()) as runner:
         runner.run(go())
     return sink, time.process_time() - cpu0
+
+
+def request_s(a: argparse.Namespace) -> float:
+    """How long one request lasts by the schedule (s)."""
+    return (float(a.ttft_ms) + (TOKENS - 1) * float(a.itl_ms)) / 1e3
 
 
 def captured(
@@ -132,7 +138,7 @@ def _p99(values: list[float]) -> float:
 def scoville_row(streams: int, a: argparse.Namespace, work: Path) -> str:
     n = max(4, streams * a.requests_per_stream)
     (sink, cpu_s), wire, truth, dropped = captured(
-        free_port(), a, work, lambda url: drive(url, streams, n, a.fresh, a.sends_per_turn)
+        free_port(), a, work, lambda url: drive(url, streams, n, a)
     )
     c = compare(sink.records, wire)
     ids = {r.request_id for r in sink.records if r.ok}
@@ -147,7 +153,8 @@ def aiperf_row(aiperf: str, streams: int, a: argparse.Namespace, work: Path) -> 
     n = max(4, streams * a.requests_per_stream)
 
     def go(url: str, requests: int) -> AiperfRun:
-        return run_aiperf(aiperf, url, streams, requests, TOKENS, work)
+        rate = streams / request_s(a) if a.spread else None
+        return run_aiperf(aiperf, url, streams, requests, TOKENS, work, rate)
 
     run, wire, truth, dropped = captured(free_port(), a, work, lambda url: go(url, n))
     c = compare_ids(run, wire)
@@ -200,6 +207,11 @@ def main() -> None:
     ap.add_argument("--server-processes", type=int, default=2)
     ap.add_argument("--sends-per-turn", type=int, default=8, help="0: no send pacing")
     ap.add_argument(
+        "--spread",
+        action="store_true",
+        help="evenly spaced arrivals keeping N in flight, not N streams in lock-step waves",
+    )
+    ap.add_argument(
         "--max-frames-per-s",
         type=float,
         default=8000.0,
@@ -219,7 +231,8 @@ def main() -> None:
         for n in (int(x) for x in a.streams.split(",")):
             itl_ms = max(a.itl_ms, n / a.max_frames_per_s * 1e3)
             at = argparse.Namespace(**{**vars(a), "itl_ms": itl_ms})
-            print(f"-- {n} streams, ITL {itl_ms:g} ms ({n / itl_ms * 1e3:.0f} frames/s)")
+            shape = "spread arrivals" if a.spread else "closed loop"
+            print(f"-- {n} streams ({shape}), ITL {itl_ms:g} ms ({n / itl_ms * 1e3:.0f} frames/s)")
             print(scoville_row(n, at, Path(tmp)), flush=True)
             if aiperf is not None:
                 print(aiperf_row(aiperf, n, at, Path(tmp)), flush=True)
