@@ -8,8 +8,11 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
@@ -51,6 +54,10 @@ def test_two_processes_stream_on_schedule_and_log_every_write(tmp_path: Path) ->
     proc = _start(port, tmp_path)
     try:
         sink = asyncio.run(_drive(f"http://127.0.0.1:{port}", tagged_requests(12, "s", 5)))
+        bad = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", b"{not json")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(bad, timeout=5)
+        assert refused.value.code == 400
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)

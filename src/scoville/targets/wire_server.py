@@ -94,7 +94,8 @@ class Config:
 
 
 class _Stream:
-    """One response on a schedule: frame i at `t0 + ttft + i*itl` (loop time, seconds)."""
+    """One response on a schedule: frame i at `t0 + i*itl`, where `t0` = arrival + ttft
+    (loop time, seconds)."""
 
     __slots__ = ("cfg", "conn", "emit", "end", "frames", "i", "n", "t0")
 
@@ -166,7 +167,11 @@ class _Conn(asyncio.Protocol):
         if line[0] != b"POST" or path not in (b"/v1/completions", b"/v1/chat/completions"):
             self.transport.write(_plain("404 Not Found", b'{"error": "not found"}'))
             return self.done()
-        req = json.loads(body or b"{}")
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            self.transport.write(_plain("400 Bad Request", b'{"error": "body is not JSON"}'))
+            return self.done()
         n = int(req.get("max_completion_tokens") or req.get("max_tokens") or 16)
         emit: list[int] = []
         if user := req.get("user") or _header_id(head):
