@@ -205,7 +205,7 @@ def main() -> None:
     ap.add_argument("--ttft-ms", type=float, default=40.0)
     ap.add_argument("--itl-ms", type=float, default=8.0)
     ap.add_argument("--server-processes", type=int, default=2)
-    ap.add_argument("--sends-per-turn", type=int, default=8, help="0: no send pacing")
+    ap.add_argument("--sends-per-turn", type=int, default=2, help="0: no send pacing")
     ap.add_argument(
         "--spread",
         action="store_true",

@@ -175,7 +175,7 @@ class OpenAIStreamingServer:
         api_key: str | None = None,
         request_timeout_s: float = 600.0,
         fresh_connections: bool = False,
-        sends_per_turn: int = 8,
+        sends_per_turn: int = 2,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model

@@ -99,7 +99,7 @@ class SendPacer:
     waits at most a few sends. A request's TTFT starts when it is written, so a request held
     a turn is not charged for the wait. Waiters sleep on a future (no polling)."""
 
-    def __init__(self, per_turn: int = 8) -> None:
+    def __init__(self, per_turn: int = 2) -> None:
         self.per_turn = per_turn
         self._started = 0  # in the current turn
         self._waiters: deque[asyncio.Future[None]] = deque()
