@@ -71,8 +71,9 @@ def start_server(port: int, a: argparse.Namespace, truth_dir: Path) -> subproces
 
 
 def drive(url: str, streams: int, n: int, a: argparse.Namespace) -> tuple[MemorySink, float]:
-    """scoville's production transport and driver, closed loop at `streams`, uvloop as real
-    runs use; returns the records and the measuring process's CPU seconds."""
+    """scoville's production transport and driver (closed loop at `streams`, or spread
+    arrivals with `--spread`), on uvloop as real runs are; the records and the measuring
+    process's CPU seconds."""
     clock = MonotonicClock()
     server = OpenAIStreamingServer(
         url, "reference", clock, fresh_connections=a.fresh, sends_per_turn=a.sends_per_turn or 10**9
