@@ -1,10 +1,11 @@
 """Do the other things in the measuring process delay its stamps? The client's TTFT and ITL
 against a loopback capture at 64 streams, alone and with what `scoville run` keeps beside the
-measuring loop: the rich progress display (the run's own `RunProgress`, redrawn to a
-terminal) fed once per completed request, and the power sampler's thread (10 Hz, reading a
-RAPL-shaped powercap tree made in a temporary directory, as on a machine with RAPL).
+measuring loop: the rich progress display (the run's own, redrawn to a terminal, in this
+process or drawn by its child process as `scoville run` does on a terminal) fed once per
+completed request, and the power sampler's thread (10 Hz, reading a RAPL-shaped powercap
+tree made in a temporary directory, as on a machine with RAPL).
 
-Conditions alternate (`--rounds` times each) so machine load hits both alike. Prints, per
+Conditions alternate (`--rounds` times each) so machine load hits them alike. Prints, per
 run: the median and p99 of the per-request difference client TTFT - wire TTFT, and the
 median and p99 of |client ITL - wire ITL| per frame gap, in ms. Needs tcpdump and root.
 
@@ -15,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import os
 import statistics
 import tempfile
+from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from wire_ttft import TOKENS, captured
@@ -30,7 +34,7 @@ from scoville.client.openai_sse import OpenAIStreamingServer
 from scoville.client.ports import free_port
 from scoville.client.seam import MonotonicClock, real_loop_factory
 from scoville.client.wirecheck import WireTimes
-from scoville.commands._progress import RunProgress
+from scoville.commands._progress import ProgressProcess, RunProgress
 from scoville.records.model import RequestRecord
 from scoville.records.sink import MemorySink
 from scoville.spec.model import BenchmarkSpec
@@ -52,38 +56,56 @@ def fake_powercap(root: Path) -> Path:
     return root
 
 
-def drive(url: str, streams: int, sidecars: bool, work: Path) -> list[RequestRecord]:
+MODES = ("alone", "display here", "display in child")
+
+
+def _display(mode: str, spec: BenchmarkSpec) -> AbstractContextManager[Any]:
+    """Nothing, the run's display in this process, or drawn by its child process; both
+    redraw a terminal (to /dev/null)."""
+    if mode == "alone":
+        return contextlib.nullcontext(None)
+    if mode == "display here":
+        tty = Console(file=open(os.devnull, "w"), force_terminal=True, width=100)  # noqa: SIM115
+        return RunProgress(tty, spec)
+    return ProgressProcess(spec, os.devnull, force_terminal=True, width=100)
+
+
+def drive(url: str, streams: int, mode: str, work: Path) -> list[RequestRecord]:
     clock = MonotonicClock()
     server = OpenAIStreamingServer(url, "reference", clock)
     sink = MemorySink()
     plan = PointPlan(
-        f"c{streams}", "concurrency", streams, [], tagged_requests(4 * streams, "w", TOKENS)
+        f"c{streams}",
+        "concurrency",
+        streams,
+        [],
+        tagged_requests(4 * streams, "w", TOKENS),
+        streams,
     )
-    plan = PointPlan(plan.point_id, plan.mode, plan.level, [], plan.measured, streams)
     spec = BenchmarkSpec.model_validate({"load": {"concurrency": [1, 2, 4, 8, streams]}})
-    tty = Console(file=open(os.devnull, "w"), force_terminal=True, width=100)  # noqa: SIM115
     sampler = PowerSampler([RaplSource(fake_powercap(work / f"rapl-{free_port()}"))], 10.0)
 
     async def go() -> None:
         done = 0
-        with RunProgress(tty, spec) as progress:
-            if sidecars:  # a late point of a sweep: the earlier points' bars are drawn too
+        with _display(mode, spec) as progress:
+            if progress is not None:  # a late point of a sweep: earlier points' bars drawn too
                 for c in (1, 2, 4, 8):
                     n = spec.requests_for(c) + spec.warmup_for(c)
                     progress.point(f"c{c}", n, n, n * TOKENS)
                 sampler.start()
+                await asyncio.sleep(2.0)  # a child display has started and drawn
 
             def tick(_r: RequestRecord) -> None:
                 nonlocal done
                 done += 1
-                if sidecars:
+                if progress is not None:
                     progress.point(plan.point_id, done, len(plan.measured), done * TOKENS)
 
             try:
                 await run_point(server, clock, plan, sink, on_record=tick)
             finally:
                 await server.close()
-                if sidecars:
+                if progress is not None:
                     sampler.stop()
 
     with asyncio.Runner(loop_factory=real_loop_factory()) as runner:
@@ -119,15 +141,15 @@ def main() -> None:
     head = f"{'condition':>22} {'ttft_err_p50':>12} {'ttft_err_p99':>12} {'itl_err_p50':>11}"
     print(f"{head} {'itl_err_p99':>11} {'reqs':>5}  (ms; load average {load:.2f})")
     with tempfile.TemporaryDirectory() as tmp:
-        for _round, sidecars in itertools.product(range(a.rounds), (False, True)):
+        for _round, mode in itertools.product(range(a.rounds), MODES):
             records, wire, _truth, dropped = captured(
                 free_port(),
                 a,
                 Path(tmp),
-                partial(drive, streams=a.streams, sidecars=sidecars, work=Path(tmp)),
+                partial(drive, streams=a.streams, mode=mode, work=Path(tmp)),
             )
             ttft, itl = errors_ms(records, wire)
-            name = "progress+sampler" if sidecars else "alone"
+            name = mode if mode == "alone" else f"{mode}+sampler"
             print(
                 f"{name:>22} {statistics.median(ttft):12.3f} {_q(ttft, 99):12.3f} "
                 f"{statistics.median(itl):11.3f} {_q(itl, 99):11.3f} {len(ttft):>5}"
