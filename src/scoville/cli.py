@@ -178,7 +178,7 @@ def run(
 ) -> None:
     """Run a benchmark sweep and write a bundle with report.html (embedded target by default)."""
     given = {k: v for k, v in locals().items() if k in RUN_FLAGS}
-    from scoville.commands._progress import RunProgress
+    from scoville.commands._progress import progress_for
     from scoville.pipeline import run_benchmark
 
     frozen = _resolve(spec, set_, given)
@@ -193,7 +193,7 @@ def run(
     )
     default_env = out / "scoville-calibration.json"
     env = envelope or (default_env if default_env.is_file() else None)
-    with RunProgress(console, frozen) as progress:
+    with progress_for(console, frozen) as progress:
         result = run_benchmark(frozen, out, progress.point, workers, env, on_stage=progress.stage)
     _finish(result)
 

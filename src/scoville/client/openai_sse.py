@@ -17,7 +17,7 @@ import aiohttp
 
 from scoville.client.seam import ChunkCallback, Clock, Exchange, GenerateRequest
 from scoville.client.sse import SSEParser
-from scoville.client.wire import WireTiming, redact, trace_config
+from scoville.client.wire import SendPacer, WireTiming, redact, trace_config
 from scoville.records.model import ErrorKind
 
 try:  # orjson is 3-5x faster on the small frames of an SSE stream; json is the fallback.
@@ -175,6 +175,7 @@ class OpenAIStreamingServer:
         api_key: str | None = None,
         request_timeout_s: float = 600.0,
         fresh_connections: bool = False,
+        sends_per_turn: int = 2,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -188,6 +189,7 @@ class OpenAIStreamingServer:
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=None)
         self._session: aiohttp.ClientSession | None = None
         self._retry_session: aiohttp.ClientSession | None = None
+        self._pacer = SendPacer(sends_per_turn)  # see SendPacer; benchmarks compare others
 
     def _url(self, req: GenerateRequest) -> str:
         path = "/v1/chat/completions" if req.api == "chat" else "/v1/completions"
@@ -228,6 +230,7 @@ class OpenAIStreamingServer:
             raise
         except _FAILURES as exc:  # every failure becomes a typed record, never a crash
             ex.error, ex.error_detail = self._failure(exc, st)
+        await self._pacer.wait()  # parsing is work a burst of completions must spread too
         self._finish(ex, st, request)
         return ex
 
@@ -235,6 +238,7 @@ class OpenAIStreamingServer:
         self, request: GenerateRequest, body: bytes, ex: Exchange, st: _Stream
     ) -> None:
         headers = {"Content-Type": "application/json"}
+        await self._pacer.wait()
         while True:
             wire = WireTiming(now_ns=self.clock.now_ns)
             # The retry goes on a new connection: the other pooled ones may be stale too.

@@ -4,8 +4,9 @@ by `tcpdump -i lo --time-stamp-precision=nano -w FILE`) and time each HTTP excha
 Wire TTFT of a request = first response packet completing an SSE frame with output text -
 last packet of the request (client to server); wire ITL = gaps between the packets that
 complete consecutive text frames. Requests are matched to records by the body field `user`
-(the request id). Only what a loopback capture of plain HTTP/1.1 needs: Ethernet or Linux
-cooked (SLL) framing, IPv4, TCP, payload order by capture order.
+(the request id), or else by an `X-Request-ID` header (other clients' ids). Only what a
+loopback capture of plain HTTP/1.1 needs: Ethernet or Linux cooked (SLL) framing, IPv4, TCP,
+payload order by capture order.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ _MAGIC_NS = 0xA1B23C4D
 _MAGIC_US = 0xA1B2C3D4
 _LINK_HEADER = {1: 14, 113: 16, 0: 4}  # Ethernet, Linux cooked (SLL), BSD loopback
 _USER = re.compile(rb'"user"\s*:\s*"([^"]+)"')
+_REQUEST_ID = re.compile(rb"(?im)^x-request-id:\s*(\S+)\s*$")
 _TEXT_FRAME = re.compile(rb"data: ?(\{.*?)(?:\n\n|\r\n\r\n)", re.S)
 _HAS_TEXT = re.compile(rb'"(?:text|content)"\s*:\s*"[^"]')
 
@@ -92,7 +94,7 @@ class WireExchange:
 
     @property
     def user(self) -> str | None:
-        m = _USER.search(bytes(self.request))
+        m = _USER.search(bytes(self.request)) or _REQUEST_ID.search(bytes(self.request))
         return m.group(1).decode() if m else None
 
     def text_frame_ns(self) -> list[int]:

@@ -1,15 +1,23 @@
 """What `scoville run` shows while it measures: the stage it is in, each point's progress with
 live output tok/s, and the whole sweep's progress with an estimate of the time left.
 
-The pipeline calls in once per completed request (never per chunk) and the display redraws
-on its own at `REFRESH_PER_S`, so rendering stays off the measuring hot path.
+The pipeline calls in once per completed request (never per chunk). On a terminal the
+display is drawn by a child process (`ProgressProcess`): a redraw costs milliseconds of CPU
+under the GIL, which in the measuring process delayed the stamps of frames arriving
+meanwhile (a loopback capture showed it in the p99 of the ITL error); the measuring process
+only writes one small message per completed request to a pipe.
 """
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing as mp
+import signal
+import sys
 import time
+from multiprocessing.connection import Connection
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.progress import (
     BarColumn,
@@ -97,3 +105,76 @@ class RunProgress:
         self._progress.update(self._tasks[point_id], completed=done, rate=rate)
         self._done[point_id] = done
         self._progress.update(self._overall, completed=sum(self._done.values()))
+
+
+class ProgressProcess:
+    """`RunProgress` drawn by a spawned child process on the same terminal (or `path`):
+    `stage` and `point` become messages on a pipe. A child that died takes the display with
+    it, never the run."""
+
+    def __init__(
+        self,
+        spec: BenchmarkSpec,
+        path: str | None = None,
+        force_terminal: bool | None = None,
+        width: int | None = None,
+    ) -> None:
+        ctx = mp.get_context("spawn")
+        self._recv, self._send = ctx.Pipe(duplex=False)
+        console_kw = {"force_terminal": force_terminal, "width": width}
+        self._proc = ctx.Process(
+            target=_draw, args=(self._recv, spec, path, console_kw), name="scoville-progress"
+        )
+
+    def __enter__(self) -> ProgressProcess:
+        self._proc.start()
+        self._recv.close()  # the child holds its own end
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._post(("stop",))
+        self._send.close()
+        self._proc.join(timeout=10)
+        if self._proc.is_alive():
+            self._proc.terminate()
+
+    def _post(self, msg: tuple[Any, ...]) -> None:
+        with contextlib.suppress(OSError):  # the display is gone (broken pipe); the run goes on
+            self._send.send(msg)
+
+    def stage(self, message: str) -> None:
+        self._post(("stage", message))
+
+    def point(self, point_id: str, done: int, total: int, tokens: int) -> None:
+        self._post(("point", point_id, done, total, tokens))
+
+
+def _draw(
+    conn: Connection, spec: BenchmarkSpec, path: str | None, console_kw: dict[str, Any]
+) -> None:
+    """The child: draw what the pipe says until told to stop (or the parent is gone).
+    Ctrl-C is the parent's to handle: it stops the run, which then stops the display."""
+    from rich.console import Console
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    out = open(path, "w") if path else contextlib.nullcontext(sys.stdout)  # noqa: SIM115
+    with out as file, RunProgress(Console(file=file, **console_kw), spec) as progress:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                return
+            if msg[0] == "stop":
+                return
+            if msg[0] == "stage":
+                progress.stage(msg[1])
+            else:
+                progress.point(*msg[1:])
+
+
+def progress_for(console: Console, spec: BenchmarkSpec) -> RunProgress | ProgressProcess:
+    """The run's display: drawn by a child process on a terminal, in this process otherwise
+    (a captured or redirected output is not redrawn, so it costs nothing to keep here)."""
+    if console.is_terminal:
+        return ProgressProcess(spec, width=console.width)
+    return RunProgress(console, spec)
