@@ -116,7 +116,7 @@ def test_a_per_kw_claim_is_judged_at_the_boundary_it_states(
     assert tdp["ratio"] == pytest.approx(7 / 6, rel=1e-9)
     assert tdp["outcome"] == "not reproduced"  # 1.167 vs the stated 1.45
     # Facility (twin estimate at active fraction 0.5, idle 20 % of TDP):
-    # GB200: 240 + (1200 - 240) x 0.5 = 720 W chip, + 250 host + 60 network = 1030, x 1.15 = 1184.5 W
+    # GB200: 240 + (1200 - 240) x 0.5 = 720 W chip, + 250 host + 60 net = 1030, x 1.15 = 1184.5 W
     # H200:  140 + (700 - 140) x 0.5 = 420 W chip, + 200 + 40 = 660, x 1.3 = 858 W
     # -> (2000 / 1.1845) / (1000 / 0.858) = 1688.5 / 1165.5 = 1.4487x.
     fac = verify(claim_file(tmp_path, "facility", (1184.5, 858)), runs, "--power-profile", PROFILE)

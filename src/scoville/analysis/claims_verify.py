@@ -185,6 +185,19 @@ def at_claim_boundary(
     return out, ("not like-for-like" if structural else "unverifiable"), why
 
 
+def _side_notes(cf: ClaimFile, sides: Sequence[SideResult], boundary: str | None) -> list[str]:
+    """Runs that stand in for a side's system, and the power basis of each side's per-kW value."""
+    notes = [
+        f"{x.side_id}: the run's {x.system} stands in for {cf.sides[x.side_id].system}"
+        for x in sides
+        if model_key(x.system) != model_key(cf.sides[x.side_id].system)
+    ]
+    if boundary is not None:
+        powers = "; ".join(f"{x.side_id} {x.power or 'no per-kW basis'}" for x in sides)
+        notes.append(f"per kW at the claim's {boundary} boundary: {powers}")
+    return notes
+
+
 def verify_claim(
     c: Claim,
     cf: ClaimFile,
@@ -223,17 +236,10 @@ def verify_claim(
     sides = [_measure_side(c, cf, sid, rows[sid], (arrays or {}).get(sid), at)
              for sid in (c.system, c.baseline)]  # fmt: skip
     evidence = "modelled" if any(x.evidence == "modelled" for x in sides) else "reproduced"
-    notes = [
-        f"{x.side_id}: the run's {x.system} stands in for {cf.sides[x.side_id].system}"
-        for x in sides
-        if model_key(x.system) != model_key(cf.sides[x.side_id].system)
-    ]
+    notes = _side_notes(cf, sides, boundary)
     r = ratio(c.metric, sides[0].value, sides[1].value)
     lo, hi = _ratio_interval(c.metric, sides[0], sides[1])
     args = (tuple(sides), r, lo, hi, evidence)
-    if boundary is not None:
-        powers = "; ".join(f"{x.side_id} {x.power or 'no per-kW basis'}" for x in sides)
-        notes.append(f"per kW at the claim's {boundary} boundary: {powers}")
     if unlike and not allow_unlike:
         return result("not like-for-like", unlike + notes, *args)
     labels = [f"UNLIKE PAIR (allowed): {u}" for u in unlike] + notes
