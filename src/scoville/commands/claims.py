@@ -13,7 +13,7 @@ import typer
 
 if TYPE_CHECKING:
     from scoville.analysis.claims import ClaimFile, Side
-    from scoville.analysis.claims_plan import SidePlan
+    from scoville.analysis.claims_plan import ClaimPlan, SidePlan
     from scoville.analysis.rows import Row
 
 PLAN_FILE = "plan.json"
@@ -113,8 +113,6 @@ def plan_cmd(
     ] = None,
 ) -> None:
     """Turn a claim file into frozen spec files per side, twin runs and the commands to run."""
-    import yaml
-
     from scoville.analysis.claims import load_claims
     from scoville.analysis.claims_plan import plan_claims
     from scoville.spec.lists import parse_list
@@ -129,35 +127,50 @@ def plan_cmd(
     if power_profile:
         doc["power_profile"] = str(power_profile)
     for sid, plan in sides.items():
-        d = out / sid
-        d.mkdir(parents=True, exist_ok=True)
-        spec_path = d / "spec.yaml"
-        spec_path.write_text(yaml.safe_dump(plan.spec.to_dict(), sort_keys=False), "utf-8")
         hw = as_hw.get(sid, plan.system)
-        tw = (
-            _twin_run(plan, cf.sides[sid], hw, d / "twin", requests_per_point, power_profile)
-            if twin
-            else {}
-        )
-        if hw != plan.system and tw.get("run"):
-            tw["stands_in_for"] = plan.system
-        doc["sides"][sid] = {
-            "system": plan.system, "spec": str(spec_path), "spec_hash": plan.spec.content_hash(),
-            "assumed": list(plan.assumed), "twin": tw,
-            "commands": _commands(sid, plan, spec_path, tw, power_profile),
-        }  # fmt: skip
-        typer.echo(_side_line(sid, plan, tw))
+        doc["sides"][sid] = entry = _write_side(sid, plan, cf.sides[sid], out, hw, twin,
+                                                requests_per_point, power_profile)  # fmt: skip
+        typer.echo(_side_line(sid, plan, entry["twin"]))
         if profile is not None:
-            typer.echo(_profile_line(sid, plan, tw, profile))
+            typer.echo(_profile_line(sid, plan, entry["twin"], profile))
     for c in claims:
         doc["claims"].append(_asdict(c))
-        if not c.like:
-            typer.echo(f"claim {c.claim_id}: not like for like as stated: {'; '.join(c.reasons)}")
-        elif c.boundary:
-            typer.echo(f"claim {c.claim_id}: per kW judged at the {c.boundary} boundary")
+        if line := _claim_line(c):
+            typer.echo(line)
     doc["verify"] = f"scoville claims verify {file} {out}"
     (out / PLAN_FILE).write_text(json.dumps(doc, indent=2), "utf-8")
     typer.echo(f"plan: {out / PLAN_FILE}\nnext: {doc['verify']}")
+
+
+def _write_side(
+    sid: str, plan: SidePlan, side: Side, out: Path, hw: str, twin: bool, rpp: int | None,
+    profile: Path | None,
+) -> dict[str, Any]:  # fmt: skip
+    """Write one side's spec.yaml (and twin run) under `out/sid`; its plan.json entry."""
+    import yaml
+
+    d = out / sid
+    d.mkdir(parents=True, exist_ok=True)
+    spec_path = d / "spec.yaml"
+    spec_path.write_text(yaml.safe_dump(plan.spec.to_dict(), sort_keys=False), "utf-8")
+    tw = _twin_run(plan, side, hw, d / "twin", rpp, profile) if twin else {}
+    if hw != plan.system and tw.get("run"):
+        tw["stands_in_for"] = plan.system
+    return {
+        "system": plan.system, "spec": str(spec_path), "spec_hash": plan.spec.content_hash(),
+        "assumed": list(plan.assumed), "twin": tw,
+        "commands": _commands(sid, plan, spec_path, tw, profile),
+    }  # fmt: skip
+
+
+def _claim_line(c: ClaimPlan) -> str | None:
+    if not c.like:
+        return f"claim {c.claim_id}: not like for like as stated: {'; '.join(c.reasons)}"
+    if c.boundary:
+        return f"claim {c.claim_id}: per kW judged at the {c.boundary} boundary" + _measured_note(
+            c.boundary
+        )
+    return None
 
 
 def _asdict(x: Any) -> dict[str, Any]:
@@ -173,6 +186,14 @@ def _side_line(sid: str, plan: SidePlan, tw: dict[str, Any]) -> str:
         else f"no twin run: {tw.get('why', 'twin off')}"
     )
     return f"{sid}: spec {plan.spec.content_hash()}, {len(plan.assumed)} assumption(s); {twin}"
+
+
+def _measured_note(boundary: str) -> str:
+    from scoville.analysis.boundaries import MEASURED
+
+    if boundary not in MEASURED:
+        return ""
+    return " (measured power: twin runs cannot give it, only a measured run with telemetry)"
 
 
 def _profile_line(sid: str, plan: SidePlan, tw: dict[str, Any], profile: dict[str, Any]) -> str:
