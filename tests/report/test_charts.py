@@ -129,3 +129,17 @@ def test_line_chart_joins_all_but_points_only_series() -> None:
     assert chart.n_points == 3 and len(points["data"]["values"]) == 3
     svg = to_svg(chart.spec)
     assert svg.startswith("<svg") and "tput over runs" in svg
+
+
+def test_a_frontier_is_sampled_within_its_measured_range() -> None:
+    """An H200 twin sweep's interactivity range: lo + (hi - lo) x 47/47 came out as
+    6.297971002000001, past the curve's end, and the report failed to render."""
+    from scoville.report.charts import frontier
+
+    knots = ((1.031996485, 900.0), (3.1, 500.0), (6.297971002, 80.0))
+    pts = [
+        {"config": "H200", "x": x, "y": y, "point": f"c{i}", "validity": "valid"}
+        for i, (x, y) in enumerate(knots)
+    ]
+    xs = [r["x"] for r in frontier(pts, "higher")]
+    assert min(xs) == 1.031996485 and max(xs) == 6.297971002

@@ -8,7 +8,7 @@ runs themselves are started by the command layer (analysis never imports the twi
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ class ClaimPlan:
     caveats: tuple[str, ...]
     evidence: str  # the claim's own evidence tier (the weaker of its sides')
     notes: tuple[str, ...] = field(default=())
+    boundary: str | None = None  # per-kW claims: the power boundary both sides state
 
 
 def tp_of(parallelism: str | None) -> int | None:
@@ -54,9 +55,15 @@ def tp_of(parallelism: str | None) -> int | None:
 
 
 def side_spec(
-    side_id: str, side: Side, concurrency: Sequence[int], default_tp: int = 8
+    side_id: str,
+    side: Side,
+    concurrency: Sequence[int],
+    default_tp: int = 8,
+    power_profile: Mapping[str, Any] | None = None,
 ) -> SidePlan:
-    """The frozen spec that would test one side, and what had to be assumed."""
+    """The frozen spec that would test one side, and what had to be assumed. A power profile
+    (the mapping `spec.power.read_profile` returns) is frozen in, so the run records per-kW at
+    every boundary the profile determines, the claim's among them."""
     assumed: list[str] = []
 
     def pick(value: Any, default: Any, name: str) -> Any:
@@ -94,6 +101,7 @@ def side_spec(
             "notes": f"latency target: {side.latency_target or 'not stated'}",
         },
         "quality": {"task": side.quality_target},
+        "power_profile": dict(power_profile) if power_profile else None,
     }
     if side.quality_target is None:
         assumed.append("quality_target: not stated; no quality check planned")
@@ -101,13 +109,19 @@ def side_spec(
     return SidePlan(side_id, side.system, spec, tp, tuple(assumed))
 
 
-def plan_claims(cf: ClaimFile, concurrency: Sequence[int] = DEFAULT_CONCURRENCY) -> tuple[
-    dict[str, SidePlan], list[ClaimPlan]
-]:  # fmt: skip
-    """A spec per side that some claim names, and per claim the like-for-like verdict of its
-    two sides as the claim states them."""
+def plan_claims(
+    cf: ClaimFile,
+    concurrency: Sequence[int] = DEFAULT_CONCURRENCY,
+    power_profile: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, SidePlan], list[ClaimPlan]]:
+    """A spec per side that some claim names (each carrying `power_profile` when given), and
+    per claim the like-for-like verdict of its two sides as the claim states them."""
     used = {s for c in cf.claims for s in (c.system, c.baseline)}
-    sides = {sid: side_spec(sid, cf.sides[sid], concurrency) for sid in cf.sides if sid in used}
+    sides = {
+        sid: side_spec(sid, cf.sides[sid], concurrency, power_profile=power_profile)
+        for sid in cf.sides
+        if sid in used
+    }
     claims = []
     for c in cf.claims:
         s, b = cf.sides[c.system], cf.sides[c.baseline]
@@ -122,6 +136,15 @@ def plan_claims(cf: ClaimFile, concurrency: Sequence[int] = DEFAULT_CONCURRENCY)
                 tuple(comp.reasons()),
                 tuple(comp.caveats()),
                 weaker(s.evidence, b.evidence),
+                boundary=claim_boundary(c.metric, s, b),
             )
         )
     return sides, claims
+
+
+def claim_boundary(metric: str, s: Side, b: Side) -> str | None:
+    """The power boundary a per-kW claim is judged at: the one both sides state (None for
+    other metrics, or when the sides differ or leave it unstated; `judge` says so)."""
+    if metric not in PER_KW_METRICS or s.power.boundary != b.power.boundary:
+        return None
+    return s.power.boundary

@@ -13,7 +13,7 @@ import typer
 
 if TYPE_CHECKING:
     from scoville.analysis.claims import ClaimFile, Side
-    from scoville.analysis.claims_plan import SidePlan
+    from scoville.analysis.claims_plan import ClaimPlan, SidePlan
     from scoville.analysis.rows import Row
 
 PLAN_FILE = "plan.json"
@@ -48,9 +48,10 @@ def _twin_model(name: str) -> str | None:
 
 
 def _twin_run(
-    plan: SidePlan, side: Side, hardware: str, out: Path, rpp: int | None
+    plan: SidePlan, side: Side, hardware: str, out: Path, rpp: int | None, profile: Path | None
 ) -> dict[str, Any]:
-    """Simulate one side with the twin (`run` on its fast executor) and write its bundle; or
+    """Simulate one side with the twin (`run` on its fast executor) and write its bundle, with
+    the power profile frozen in (per-kW at each boundary, the twin's labelled estimate); or
     say why not."""
     from scoville.errors import UserError
     from scoville.pipeline import run_benchmark
@@ -68,7 +69,7 @@ def _twin_run(
         shape = {"isl_tokens": s.shape.isl_tokens, "osl_tokens": s.shape.osl_tokens,
                  "range_ratio": s.shape.range_ratio}  # fmt: skip
         load = {"concurrency": tuple(s.load.concurrency), "requests_per_point": rpp}
-        spec = twin_spec(opts, opts.config(), shape, load)
+        spec = twin_spec(opts, opts.config(), shape, load, power_profile=profile)
     except UserError as e:
         return {"run": None, "why": str(e)}
     result = run_benchmark(spec, out, keep_records=False)
@@ -76,15 +77,19 @@ def _twin_run(
     return {"run": str(result.run_dir), "url": deployment, "hardware": hw.name, "model": model}
 
 
-def _commands(sid: str, plan: SidePlan, spec_path: Path, twin: dict[str, Any]) -> list[str]:
+def _commands(
+    sid: str, plan: SidePlan, spec_path: Path, twin: dict[str, Any], profile: Path | None
+) -> list[str]:
     s = plan.spec
+    prof = f" --power-profile {profile}" if profile else ""
     conc = ",".join(str(c) for c in s.load.concurrency)
     cmds = [f"scoville run --spec {spec_path} --target http://HOST:PORT --out runs/{sid}"]
     if twin.get("url"):
         cmds.append(
             f"scoville simulate --hardware {twin['hardware']} --model {twin['model']} "
             f"--tp {plan.tp} --isl {s.shape.isl_tokens} --osl {s.shape.osl_tokens} "
-            f"--range-ratio {s.shape.range_ratio:g} --concurrency {conc} --out runs/{sid}-twin"
+            f"--range-ratio {s.shape.range_ratio:g} --concurrency {conc}{prof} "
+            f"--out runs/{sid}-twin"
         )
     return cmds
 
@@ -99,41 +104,73 @@ def plan_cmd(
     ] = None,
     concurrency: Annotated[str, typer.Option(help="Sweep for every side.")] = "1,2,4,8,16,32,64",
     requests_per_point: Annotated[int | None, typer.Option(help="Twin: default 10 x conc.")] = None,
+    power_profile: Annotated[
+        Path | None,
+        typer.Option(
+            help="Power profile (YAML): frozen into every spec and twin run, so they record "
+            "per kW at the claim's boundary."
+        ),
+    ] = None,
 ) -> None:
     """Turn a claim file into frozen spec files per side, twin runs and the commands to run."""
-    import yaml
-
     from scoville.analysis.claims import load_claims
     from scoville.analysis.claims_plan import plan_claims
     from scoville.spec.lists import parse_list
+    from scoville.spec.power import read_profile
 
     cf = load_claims(file)
     conc = parse_list(concurrency, "--concurrency", int, minimum=1, example="1,2,4")
-    sides, claims = plan_claims(cf, conc)
+    profile = read_profile(str(power_profile)) if power_profile else None
+    sides, claims = plan_claims(cf, conc, profile)
     as_hw = _pairs(twin_as, "--twin-as")
     doc: dict[str, Any] = {"claim_file": str(file), "sides": {}, "claims": []}
+    if power_profile:
+        doc["power_profile"] = str(power_profile)
     for sid, plan in sides.items():
-        d = out / sid
-        d.mkdir(parents=True, exist_ok=True)
-        spec_path = d / "spec.yaml"
-        spec_path.write_text(yaml.safe_dump(plan.spec.to_dict(), sort_keys=False), "utf-8")
         hw = as_hw.get(sid, plan.system)
-        tw = _twin_run(plan, cf.sides[sid], hw, d / "twin", requests_per_point) if twin else {}
-        if hw != plan.system and tw.get("run"):
-            tw["stands_in_for"] = plan.system
-        doc["sides"][sid] = {
-            "system": plan.system, "spec": str(spec_path), "spec_hash": plan.spec.content_hash(),
-            "assumed": list(plan.assumed), "twin": tw,
-            "commands": _commands(sid, plan, spec_path, tw),
-        }  # fmt: skip
-        typer.echo(_side_line(sid, plan, tw))
+        doc["sides"][sid] = entry = _write_side(sid, plan, cf.sides[sid], out, hw, twin,
+                                                requests_per_point, power_profile)  # fmt: skip
+        typer.echo(_side_line(sid, plan, entry["twin"]))
+        if profile is not None:
+            typer.echo(_profile_line(sid, plan, entry["twin"], profile))
     for c in claims:
         doc["claims"].append(_asdict(c))
-        if not c.like:
-            typer.echo(f"claim {c.claim_id}: not like for like as stated: {'; '.join(c.reasons)}")
+        if line := _claim_line(c):
+            typer.echo(line)
     doc["verify"] = f"scoville claims verify {file} {out}"
     (out / PLAN_FILE).write_text(json.dumps(doc, indent=2), "utf-8")
     typer.echo(f"plan: {out / PLAN_FILE}\nnext: {doc['verify']}")
+
+
+def _write_side(
+    sid: str, plan: SidePlan, side: Side, out: Path, hw: str, twin: bool, rpp: int | None,
+    profile: Path | None,
+) -> dict[str, Any]:  # fmt: skip
+    """Write one side's spec.yaml (and twin run) under `out/sid`; its plan.json entry."""
+    import yaml
+
+    d = out / sid
+    d.mkdir(parents=True, exist_ok=True)
+    spec_path = d / "spec.yaml"
+    spec_path.write_text(yaml.safe_dump(plan.spec.to_dict(), sort_keys=False), "utf-8")
+    tw = _twin_run(plan, side, hw, d / "twin", rpp, profile) if twin else {}
+    if hw != plan.system and tw.get("run"):
+        tw["stands_in_for"] = plan.system
+    return {
+        "system": plan.system, "spec": str(spec_path), "spec_hash": plan.spec.content_hash(),
+        "assumed": list(plan.assumed), "twin": tw,
+        "commands": _commands(sid, plan, spec_path, tw, profile),
+    }  # fmt: skip
+
+
+def _claim_line(c: ClaimPlan) -> str | None:
+    if not c.like:
+        return f"claim {c.claim_id}: not like for like as stated: {'; '.join(c.reasons)}"
+    if c.boundary:
+        return f"claim {c.claim_id}: per kW judged at the {c.boundary} boundary" + _measured_note(
+            c.boundary
+        )
+    return None
 
 
 def _asdict(x: Any) -> dict[str, Any]:
@@ -149,6 +186,28 @@ def _side_line(sid: str, plan: SidePlan, tw: dict[str, Any]) -> str:
         else f"no twin run: {tw.get('why', 'twin off')}"
     )
     return f"{sid}: spec {plan.spec.content_hash()}, {len(plan.assumed)} assumption(s); {twin}"
+
+
+def _measured_note(boundary: str) -> str:
+    from scoville.analysis.boundaries import MEASURED
+
+    if boundary not in MEASURED:
+        return ""
+    return " (measured power: twin runs cannot give it, only a measured run with telemetry)"
+
+
+def _profile_line(sid: str, plan: SidePlan, tw: dict[str, Any], profile: dict[str, Any]) -> str:
+    """Which entry of the power profile each side's runs will read, or that it has none."""
+    names = {n.lower(): n for n in profile.get("accelerators", {})}
+    systems = [plan.system] + ([tw["hardware"]] if tw.get("hardware") else [])
+    found = [names[x.lower()] for x in systems if x.lower() in names]
+    if found:
+        return f"  {sid}: power profile entry {found[-1]!r}"
+    return (
+        f"  {sid}: the power profile has no entry for {' or '.join(dict.fromkeys(systems))} "
+        f"(it has {', '.join(names.values())}): its runs are expressed only at the power "
+        "their spec declares (a twin run: its catalogue TDP)"
+    )
 
 
 def _side_rows(
@@ -198,8 +257,16 @@ def verify_cmd(
         bool, typer.Option(help="Judge unlike pairs anyway (labelled in every output).")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    power_profile: Annotated[
+        Path | None,
+        typer.Option(
+            help="Power profile (YAML): per-kW claims are re-expressed at the claim's boundary "
+            "with it (else with what the runs recorded)."
+        ),
+    ] = None,
 ) -> None:
-    """Verdicts from runs: reproduced / not reproduced / not like-for-like / unverifiable."""
+    """Verdicts from runs: reproduced / not reproduced / not like-for-like / unverifiable.
+    A per-kW claim is judged at the power boundary the claim states."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -207,19 +274,22 @@ def verify_cmd(
     from scoville.analysis.claims import load_claims
     from scoville.analysis.claims_verify import RULES, verify_claim
     from scoville.analysis.load import load_point_arrays
+    from scoville.analysis.profile import load_profile
 
     cf = load_claims(file)
+    if power_profile is not None:
+        load_profile(power_profile)  # a bad profile stops here, naming the field
     rows, dirs = _side_rows(cf, runs, _pairs(side, "--side"))
     arrays = {
         sid: load_point_arrays(d) for sid, d in dirs.items() if (d / "records.jsonl").exists()
     }
-    results = [verify_claim(c, cf, rows, arrays, allow_unlike) for c in cf.claims]
+    results = [verify_claim(c, cf, rows, arrays, allow_unlike, power_profile) for c in cf.claims]
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in results], indent=2, default=str))
         return
     console = Console()
     t = Table(title=f"{cf.title}: verified against runs")
-    for col in ("claim", "stated", "runs", "95 % interval", "verdict", "evidence"):
+    for col in ("claim", "stated", "runs", "95 % interval", "per kW at", "verdict", "evidence"):
         t.add_column(col)
     for r in results:
         iv = f"[{r.ratio_lo:.3g}, {r.ratio_hi:.3g}]" if r.ratio_lo and r.ratio_hi else "-"
@@ -228,6 +298,7 @@ def verify_cmd(
             f"{r.stated_ratio:.3g}x" if r.stated_ratio else "-",
             f"{r.ratio:.3g}x" if r.ratio else "-",
             iv,
+            r.boundary or "-",
             r.label(),
             f"{r.evidence} (claim: {r.claim_evidence})",
         )

@@ -243,9 +243,12 @@ def frontier(
 
 
 def _samples(lo: float, hi: float, log: bool, n: int = CURVE_SAMPLES) -> list[float]:
+    """n points from lo to hi; the ends exact (rounding must not step past the curve's range)."""
     if log and lo > 0:
-        return [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
-    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+        xs = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+    else:
+        xs = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    return [min(max(x, lo), hi) for x in xs]
 
 
 def _line_layers(
