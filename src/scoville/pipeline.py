@@ -25,13 +25,14 @@ from scoville.client.selftest.calibrate import Envelope, load_envelope
 from scoville.errors import StorageError, UserError
 from scoville.metrics.compute import Declared, summarize
 from scoville.metrics.row import SummaryRow
+from scoville.metrics.samples import margin_note
 from scoville.quality.gate import refuse_unmeasured_quality
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import MemorySink, RecordSink, scan_records
 from scoville.report.export import ChartFormat, export_charts
 from scoville.report.html import render, report_runs
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
-from scoville.sweep import DriveArgs, Driven, OnProgress, OnStage, Sweep, drive
+from scoville.sweep import DriveArgs, Driven, OnProgress, OnStage, Sweep, check_stopping, drive
 from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import telemetry_columns, timeline
@@ -84,6 +85,7 @@ def declared_of(spec: BenchmarkSpec) -> Declared:
         slo_tpot_s=slo.tpot_ms / 1e3 if slo.tpot_ms else None,
         slo_e2e_s=slo.e2e_ms / 1e3 if slo.e2e_ms else None,
         validity=spec.validity,
+        stopping=spec.load if spec.load.target_margin is not None else None,
     )
 
 
@@ -110,6 +112,7 @@ def run_benchmark(
     (`RunResult.stopped`); a probe that fails leaves no run directory behind."""
     refuse_unmeasured_quality(spec)  # a quality target the run does not check is refused
     workers_spec = parse_workers(workers)
+    check_stopping(spec, workers_spec)  # a margin no point could reach is refused up front
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     if on_stage is not None:
         on_stage(f"starting target {spec.target.url}")
@@ -224,6 +227,8 @@ def summarize_run(
             envelope=envelope,
         )
         rows = [_with_verdicts(row, columns.get(row.point_id, {})) for row in rows]
+    margin = margin_note([row.to_dict() for row in rows], spec.load)
+    notes.extend([margin] if margin else [])
     server = telemetry.server if telemetry is not None else None
     summary = summary_doc(
         run_dir.name,

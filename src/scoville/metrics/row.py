@@ -34,6 +34,7 @@ NON_METRIC_FIELDS: frozenset[str] = frozenset(
         "token_sources",
         "labels",
         "extra",
+        "margin_reached",
     }
 )
 
@@ -120,6 +121,9 @@ class SummaryRow:
     token_sources: tuple[str, ...]
     labels: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # statistical stopping (None when the spec sets no target margin)
+    stop_margin: float | None = None
+    margin_reached: bool | None = None
 
     def with_labels(self, labels: Mapping[str, Any]) -> SummaryRow:
         return replace(self, labels={**self.labels, **labels})

@@ -50,6 +50,8 @@ RUN_FLAGS: dict[str, Flag] = {
     "range_ratio": Flag("shape.range_ratio"),
     "requests_per_point": Flag("load.requests_per_point"),
     "warmup": Flag("load.warmup_requests"),
+    "target_margin": Flag("load.target_margin"),
+    "margin_stats": Flag("load.margin_stats", hint="Comma list, e.g. median_e2e,p99_ttft."),
     "seed": Flag("seed"),
 }
 
