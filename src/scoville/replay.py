@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from scoville.analysis.e2e_gate import e2e_gate_marks
 from scoville.client.lanes import LaneConfig, LaneDriver
 from scoville.client.seam import real_loop_factory
 from scoville.client.stop import StopOnSignal
@@ -163,6 +164,14 @@ def agentic_rows(
     return rows, extra
 
 
+def with_e2e_gate(rows: list[dict[str, Any]], points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Agentic rows with `on_e2e_frontier`: AgentX's rule, a point may appear on an agentic
+    frontier only if it is on the E2E-normalised frontier of its run's summary rows."""
+    marks = e2e_gate_marks(points, "output_tput_per_accelerator")
+    keep = {str(p.get("point_id")) for p, ok in zip(points, marks, strict=True) if ok}
+    return [r | {"on_e2e_frontier": str(r.get("point_id")) in keep} for r in rows]
+
+
 def run_replay(
     spec: AgenticSpec,
     out_dir: Path,
@@ -193,7 +202,9 @@ def run_replay(
     source = target.source(windows, agentic=spec.to_dict())
     source = replace(source, extra={**source.extra, **extra})
     measured = Measured(records, windows, telemetry)
-    run_dir = finish_run(bspec, measured, out_dir, source, notes).run_dir
+    result = finish_run(bspec, measured, out_dir, source, notes)
+    run_dir = result.run_dir
+    rows = with_e2e_gate(rows, result.summary["points"])
     (run_dir / "agentic.json").write_text(
         json.dumps({"spec": spec.to_dict(), "rows": rows, "notes": notes}, indent=1)
     )

@@ -110,10 +110,18 @@ def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> bool:
     for header, _, _ in COLUMNS:
         table.add_column(header, justify="right")
     table.add_column("valid", justify="right")
+    table.add_column("E2E\nfront.", justify="right")  # AgentX: agentic frontiers only from it
     for r in res.rows:
         verdict = "yes" if r["valid"] else ("diag." if r["diagnostic"] else "NO")
-        table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict)
+        front = "yes" if r.get("on_e2e_frontier") else "no"
+        table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict, front)
     con.print(table)
+    if any(r["valid"] and not r.get("on_e2e_frontier") for r in res.rows):
+        con.print(
+            "[dim]E2E front. no: off the E2E-normalised frontier, so never on an agentic "
+            "frontier (AgentX's rule)[/dim]",
+            highlight=False,
+        )
     bad = [r for r in res.rows if not r["valid"]]
     for r in bad:
         for reason in r.get("invalid_reasons") or ["invalid"]:
