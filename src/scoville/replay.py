@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -94,6 +95,7 @@ def lane_config(spec: AgenticSpec, k: int, lanes: int, nonce: int) -> LaneConfig
         run_nonce=(nonce + k) % 2**32,
         ignore_eos=spec.target.ignore_eos,
         validity=spec.validity,
+        warmup_per_lane=spec.warmup.requests_per_lane,
     )
 
 
@@ -199,7 +201,8 @@ def run_replay(
             "point's records are in records.jsonl"
         )
     rows, extra = agentic_rows(spec, wl, records, windows)
-    source = target.source(windows, agentic=spec.to_dict())
+    warm = Counter(r.point_id for r in records if r.phase == "warmup")
+    source = target.source(windows, agentic=spec.to_dict(), warmup_requests=dict(warm))
     source = replace(source, extra={**source.extra, **extra})
     measured = Measured(records, windows, telemetry)
     result = finish_run(bspec, measured, out_dir, source, notes)

@@ -28,6 +28,8 @@ from scoville.workload.agentic.session import Agent, Session
 from scoville.workload.agentic.validity import Verdict, judge
 from scoville.workload.tokenizers import Tokenizer
 
+WARMUP_PLAY = 1 << 31  # warm-up plays are numbered from here, apart from measured plays
+
 
 @dataclass(frozen=True, slots=True)
 class LaneConfig:
@@ -44,6 +46,7 @@ class LaneConfig:
     run_nonce: int = 0  # 32 bits written into every marker: plays of two runs never collide
     ignore_eos: bool = True
     validity: ValiditySpec = field(default_factory=ValiditySpec)
+    warmup_per_lane: int = 0  # requests each lane sends back to back before the window
 
     @property
     def pid(self) -> str:
@@ -68,6 +71,7 @@ class LaneStats:
     plays_started: int = 0
     plays_finished: int = 0
     primers: int = 0
+    warmup: int = 0
     measured: int = 0
     failed: int = 0
     overflow: int = 0
@@ -131,6 +135,8 @@ class LaneDriver:
 
     async def run(self) -> LaneResult:
         plays = [self._next_play(lane, initial=True) for lane in range(self.cfg.lanes)]
+        if self.cfg.warmup_per_lane:
+            await asyncio.gather(*(self._warmup(lane) for lane in range(self.cfg.lanes)))
         if self.cfg.primers:
             await asyncio.gather(*(self._primer(p) for p in plays if p.start_turn > 0))
         start_ns = self.clock.now_ns()
@@ -186,6 +192,22 @@ class LaneDriver:
         )
         self.sink.write_window(window)
         return LaneResult(window, self.stats, verdict)
+
+    async def _warmup(self, lane: int) -> None:
+        """`warmup_per_lane` requests back to back (no think time), phase "warmup": the root
+        turns of the lane's sessions in the seeded order, in plays of their own (indices from
+        2^31, own markers), so the server is warm but no measured prefix is cached by them."""
+        order, k, sent = self._order, 0, 0
+        while sent < self.cfg.warmup_per_lane:
+            s = self.sessions[order[(lane + k * self.cfg.lanes) % len(order)]]
+            index = WARMUP_PLAY | (lane + k * self.cfg.lanes)
+            marker = (self.cfg.run_nonce % 2**32) << 32 | index if self.cfg.cache_bust else None
+            tree = _Tree(Play(s, index, lane, 0, marker))
+            for i in range(min(len(s.root.turns), self.cfg.warmup_per_lane - sent)):
+                await self._send(tree, s.root, i, "warmup", None)
+                sent += 1
+                self.stats.warmup += 1
+            k += 1
 
     async def _primer(self, play: Play) -> None:
         tree = _Tree(play)
@@ -266,7 +288,7 @@ class LaneDriver:
         text = self._text(tree, agent, i)
         rid = f"{self.cfg.pid}-p{play.index}-{agent.agent_id}-t{i}"
         return GenerateRequest(
-            request_id=rid + ("-primer" if phase == "primer" else ""),
+            request_id=rid + (f"-{phase}" if phase != "measure" else ""),
             api=self.cfg.api,
             input_tokens=turn.input_tokens,
             max_tokens=1 if phase == "primer" else turn.output_tokens,

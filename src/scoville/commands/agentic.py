@@ -42,6 +42,7 @@ NoCacheBustOpt = Annotated[bool, _opt("no_cache_bust")]
 SeedOpt = Annotated[int | None, _opt("seed")]
 ScheduleOpt = Annotated[str | None, _opt("schedule")]
 TimeScaleOpt = Annotated[float | None, _opt("time_scale")]
+WarmupPerLaneOpt = Annotated[int | None, _opt("warmup_per_lane")]
 
 
 @app.command("replay")
@@ -70,6 +71,7 @@ def replay(
     seed: SeedOpt = None,
     schedule: ScheduleOpt = None,
     time_scale: TimeScaleOpt = None,
+    warmup_per_lane: WarmupPerLaneOpt = None,
     out: Annotated[Path, typer.Option(help="Directory for run bundles.")] = Path("runs"),
 ) -> None:
     """Agentic replay: replay agent sessions in lanes and report what agents feel."""

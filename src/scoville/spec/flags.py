@@ -75,6 +75,7 @@ REPLAY_FLAGS: dict[str, Flag] = {
     "seed": Flag("seed"),
     "schedule": Flag("schedule"),
     "time_scale": Flag("source.time_scale"),
+    "warmup_per_lane": Flag("warmup.requests_per_lane"),
 }
 
 
