@@ -21,7 +21,7 @@ import numpy as np
 
 from scoville.analysis.bootstrap import FloatArray, RequestArrays, percentile_interval
 from scoville.analysis.frontier import Frontier, FrontierPoint, pareto, read_at
-from scoville.analysis.rows import GroupKey, Row
+from scoville.analysis.rows import GroupKey, Row, num
 from scoville.metrics.samples import min_samples
 
 Verdict = Literal["regression", "improvement", "no change", "not comparable", "few samples"]
@@ -200,8 +200,9 @@ def _replicates_at(
     if not cand.points or not base.points:
         return None
     rng = np.random.default_rng(rule.seed)
-    c = _resampled_xy(cand.points, cand.n_accelerators, rule, rng)
-    b = _resampled_xy(base.points, base.n_accelerators, rule, rng)
+    # the same points as the central frontiers: a distrusted point shapes no resample either
+    c = _resampled_xy(_valid_points(cand), cand.n_accelerators, rule, rng)
+    b = _resampled_xy(_valid_points(base), base.n_accelerators, rule, rng)
     out = np.full((rule.n_resamples, len(xs)), np.nan)
     for k in range(rule.n_resamples):
         fc = _frontier({p: (float(v[0][k]), float(v[1][k])) for p, v in c.items()})
@@ -211,6 +212,23 @@ def _replicates_at(
             if vc is not None and vb:
                 out[k, j] = vc / vb - 1.0
     return out
+
+
+def _valid_points(sample: RunSample) -> PointArrays:
+    """The requests of the points its rows do not mark invalid."""
+    invalid = {str(r.get("point_id")) for r in sample.rows if r.get("valid") is False}
+    return {pid: v for pid, v in sample.points.items() if pid not in invalid}
+
+
+def _distrusted_reaching(cand: RunSample, x: float) -> str | None:
+    """The candidate's invalid points whose own interactivity reaches x, with their reasons:
+    where only a distrusted point got there, the candidate's reach is unknown, not worse."""
+    hits = [
+        f"{r.get('point_id')} ({'; '.join(map(str, r.get('invalid_reasons') or [])) or 'invalid'})"
+        for r in cand.rows
+        if r.get("valid") is False and (num(r, "median_intvty") or 0.0) >= x
+    ]
+    return ", ".join(hits) if hits else None
 
 
 def _unread(where: str, baseline: float, verdict: Verdict, note: str) -> CheckLine:
@@ -234,6 +252,9 @@ def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[Check
         if r.value is not None:
             col = reps[:, j] if reps is not None else None
             lines.append(_line("tput_per_gpu", where, "lower", yb, r.value, col, rule))
+        elif r.status == "unreachable" and (bad := _distrusted_reaching(cand, x)):
+            note = f"only invalid candidate points reach it: {bad}"
+            lines.append(_unread(where, yb, "not comparable", note))
         elif r.status == "unreachable" and x > (1.0 + rule.min_effect) * (fc.best_x() or 0.0):
             note = f"the candidate never reaches it (best {fc.best_x():.4g})"
             lines.append(_unread(where, yb, "regression", note))
@@ -308,8 +329,6 @@ def _latency_rows_only(
     cand: RunSample, base: RunSample, rule: Rule, metrics: Sequence[str]
 ) -> list[CheckLine]:
     """Without per-request records (imported results): the summary values, effect size only."""
-    from scoville.analysis.rows import num
-
     by_pid = {str(r.get("point_id")): r for r in cand.rows if r.get("valid") is not False}
     out: list[CheckLine] = []
     for m in metrics:
