@@ -220,13 +220,14 @@ def _valid_points(sample: RunSample) -> PointArrays:
     return {pid: v for pid, v in sample.points.items() if pid not in invalid}
 
 
-def _distrusted_reaching(cand: RunSample, x: float) -> str | None:
-    """The candidate's invalid points whose own interactivity reaches x, with their reasons:
-    where only a distrusted point got there, the candidate's reach is unknown, not worse."""
+def _distrusted_beyond(cand: RunSample, best_x: float) -> str | None:
+    """The candidate's invalid points past its valid frontier's best interactivity, with their
+    reasons: there only distrusted points measured how far the candidate reaches, so a level
+    its valid frontier misses is unknown, not worse."""
     hits = [
         f"{r.get('point_id')} ({'; '.join(map(str, r.get('invalid_reasons') or [])) or 'invalid'})"
         for r in cand.rows
-        if r.get("valid") is False and (num(r, "median_intvty") or 0.0) >= x
+        if r.get("valid") is False and (num(r, "median_intvty") or 0.0) > best_x
     ]
     return ", ".join(hits) if hits else None
 
@@ -252,8 +253,8 @@ def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[Check
         if r.value is not None:
             col = reps[:, j] if reps is not None else None
             lines.append(_line("tput_per_gpu", where, "lower", yb, r.value, col, rule))
-        elif r.status == "unreachable" and (bad := _distrusted_reaching(cand, x)):
-            note = f"only invalid candidate points reach it: {bad}"
+        elif r.status == "unreachable" and (bad := _distrusted_beyond(cand, fc.best_x() or 0.0)):
+            note = f"past the candidate's valid frontier only invalid points: {bad}"
             lines.append(_unread(where, yb, "not comparable", note))
         elif r.status == "unreachable" and x > (1.0 + rule.min_effect) * (fc.best_x() or 0.0):
             note = f"the candidate never reaches it (best {fc.best_x():.4g})"
