@@ -183,3 +183,16 @@ def test_a_distrusted_point_shapes_no_resampled_frontier() -> None:
     tput = [ln for ln in lines if ln.metric == "tput_per_gpu"]
     assert len(tput) == 2 and {ln.verdict for ln in tput} == {"no change"}
     assert all(ln.lo is not None and ln.hi is not None and ln.hi - ln.lo < 0.15 for ln in tput)
+
+
+def test_a_candidate_without_a_valid_point_is_undecided_not_passed() -> None:
+    from scoville.report.gate import summary_line
+
+    cand = simulated_run("b", seed=2)
+    for pid in ("c1", "c4", "c16"):
+        cand = _distrust(cand, pid, "client: loop lag p99 40 ms (> 10 ms)")
+    report = check(cand, BASE, RULE)
+    tput = [ln for ln in report.lines if ln.metric == "tput_per_gpu"]
+    assert tput and {ln.verdict for ln in tput} == {"not comparable"}
+    assert "no valid point" in tput[0].note and not report.regressed
+    assert summary_line(report).startswith("UNDECIDED")

@@ -242,8 +242,15 @@ def _unread(where: str, baseline: float, verdict: Verdict, note: str) -> CheckLi
 def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[CheckLine]:
     """tput_per_gpu at each of the baseline's frontier interactivities."""
     fc, fb = _central(cand.rows), _central(base.rows)
-    if not fb.points or not fc.points:
+    if not fb.points:
         return []
+    if not fc.points:  # every candidate point distrusted (or empty): nothing is decided
+        why = _distrusted_beyond(cand, 0.0) or "no point with records"
+        note = f"the candidate has no valid point: {why}"
+        return [
+            _unread(f"intvty {x:.4g}", y, "not comparable", note)
+            for x, y in zip(fb.xs, fb.ys, strict=True)
+        ]
     xs = list(fb.xs)
     reps = _replicates_at(xs, cand, base, rule)
     lines: list[CheckLine] = []
