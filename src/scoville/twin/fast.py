@@ -86,7 +86,9 @@ def _send_all(
         done.append(seq)
         if on_done is not None:
             on_done(seq)
-        if queue and may_send(queue[0]):  # its seat passes straight to the next request
+        # its seat passes straight to the next request; an open-loop request queued behind
+        # the cap had arrived (and was let through) before any stop, as in the driver
+        if queue and (not closed or may_send(queue[0])):
             kernel.schedule(seq.end_ns, partial(submit, queue.popleft()))
         else:
             queue.clear()  # drained, or stopped: nothing more is sent
