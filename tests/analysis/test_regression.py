@@ -196,3 +196,26 @@ def test_a_candidate_without_a_valid_point_is_undecided_not_passed() -> None:
     assert tput and {ln.verdict for ln in tput} == {"not comparable"}
     assert "no valid point" in tput[0].note and not report.regressed
     assert summary_line(report).startswith("UNDECIDED")
+
+
+def _with_levels(sample: RunSample, keep: tuple[str, ...] = ("c1", "c4", "c16")) -> RunSample:
+    rows = [
+        {**r, "mode": "concurrency", "level": float(str(r["point_id"])[1:])}
+        for r in sample.rows
+        if r["point_id"] in keep
+    ]
+    points = {pid: v for pid, v in sample.points.items() if pid in keep}
+    return RunSample(sample.run_id, rows, points)
+
+
+def test_a_level_the_candidate_never_ran_is_not_comparable() -> None:
+    # The candidate's sweep starts at concurrency 4: c1's interactivity is not its to reach.
+    report = check(
+        _with_levels(simulated_run("b", seed=2), ("c4", "c16")), _with_levels(BASE), RULE
+    )
+    top = max(
+        (ln for ln in report.lines if ln.metric == "tput_per_gpu"),
+        key=lambda ln: float(ln.where.split()[1]),
+    )
+    assert top.verdict == "not comparable" and "no concurrency as light as c1" in top.note
+    assert not report.regressed

@@ -232,6 +232,21 @@ def _distrusted_beyond(cand: RunSample, best_x: float) -> str | None:
     return ", ".join(hits) if hits else None
 
 
+def _unmeasured_load(cand: RunSample, base: RunSample, at: FrontierPoint) -> str | None:
+    """Why a baseline level is not the candidate's to reach: the candidate's sweep never ran a
+    load as light as the baseline point's (lighter load, higher interactivity)."""
+    row = next((r for r in base.rows if str(r.get("point_id")) == at.point_id), None)
+    level = num(row, "level") if row is not None else None
+    if row is None or level is None:
+        return None
+    mode = row.get("mode")
+    levels = [num(r, "level") for r in cand.rows if r.get("mode") == mode]
+    ran = [v for v in levels if v is not None]
+    if not ran or min(ran) <= level:
+        return None
+    return f"the candidate ran no {mode} as light as {at.point_id} (its lightest: {min(ran):g})"
+
+
 def _unread(where: str, baseline: float, verdict: Verdict, note: str) -> CheckLine:
     """A throughput line where the candidate's frontier has no value."""
     return CheckLine(
@@ -260,6 +275,8 @@ def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[Check
         if r.value is not None:
             col = reps[:, j] if reps is not None else None
             lines.append(_line("tput_per_gpu", where, "lower", yb, r.value, col, rule))
+        elif r.status == "unreachable" and (low := _unmeasured_load(cand, base, fb.points[j])):
+            lines.append(_unread(where, yb, "not comparable", low))
         elif r.status == "unreachable" and (bad := _distrusted_beyond(cand, fc.best_x() or 0.0)):
             note = f"past the candidate's valid frontier only invalid points: {bad}"
             lines.append(_unread(where, yb, "not comparable", note))
