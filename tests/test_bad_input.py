@@ -132,6 +132,23 @@ CASES: list[Case] = [
     ("report-not-a-run", None, ["report", "{tmp}"], "No run found"),
     ("export-bad-format", None, ["export", "{tmp}", "--format", "xml"], "xml"),
     ("resume-not-a-dir", None, ["resume", "/nonexistent/run"], "not a directory"),
+    (
+        "replay-warmup-with-timestamps",
+        None,
+        ["replay", "synthetic", "--schedule", "timestamps", "--warmup-per-lane", "10"],
+        "warmup.requests_per_lane",
+    ),
+    ("flag-margin-stat", None, ["spec", "--margin-stats", "p95_ttft"], "unknown statistic"),
+    ("flag-margin-range", None, ["spec", "--target-margin", "1.5"], "load.target_margin"),
+    (
+        "margin-below-the-rule",
+        None,
+        [
+            *("run", "--target", "twin:H200/Llama-3.1-8B", "--target-margin", "0.05"),
+            *("--requests-per-point", "100", "--out", "{tmp}"),
+        ],
+        "needs at least 368 successful requests",
+    ),
 ]
 
 

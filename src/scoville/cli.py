@@ -79,6 +79,8 @@ OslOpt = Annotated[int | None, spec_option("osl")]
 RangeRatioOpt = Annotated[float | None, spec_option("range_ratio")]
 RequestsOpt = Annotated[int | None, spec_option("requests_per_point")]
 WarmupOpt = Annotated[int | None, spec_option("warmup")]
+MarginOpt = Annotated[float | None, spec_option("target_margin")]
+MarginStatsOpt = Annotated[str | None, spec_option("margin_stats")]
 SeedOpt = Annotated[int | None, spec_option("seed")]
 PowerProfileOpt = Annotated[Path | None, spec_option("power_profile")]
 
@@ -159,6 +161,8 @@ def run(
     range_ratio: RangeRatioOpt = None,
     requests_per_point: RequestsOpt = None,
     warmup: WarmupOpt = None,
+    target_margin: MarginOpt = None,
+    margin_stats: MarginStatsOpt = None,
     seed: SeedOpt = None,
     power_profile: PowerProfileOpt = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("runs"),
@@ -346,6 +350,8 @@ def spec_cmd(
     range_ratio: RangeRatioOpt = None,
     requests_per_point: RequestsOpt = None,
     warmup: WarmupOpt = None,
+    target_margin: MarginOpt = None,
+    margin_stats: MarginStatsOpt = None,
     seed: SeedOpt = None,
     power_profile: PowerProfileOpt = None,
     schema: Annotated[

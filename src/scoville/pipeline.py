@@ -27,6 +27,7 @@ from scoville.client.selftest.calibrate import Envelope, load_envelope
 from scoville.errors import StorageError, UserError
 from scoville.metrics.compute import Declared, summarize
 from scoville.metrics.row import SummaryRow
+from scoville.metrics.samples import margin_note
 from scoville.qualify import quality_step
 from scoville.quality.inrun import columns as quality_columns
 from scoville.records.model import PointWindow, RequestRecord
@@ -34,7 +35,7 @@ from scoville.records.sink import MemorySink, RecordSink, scan_records
 from scoville.report.export import ChartFormat, export_charts
 from scoville.report.html import render, report_runs
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
-from scoville.sweep import DriveArgs, Driven, OnProgress, OnStage, Sweep, drive
+from scoville.sweep import DriveArgs, Driven, OnProgress, OnStage, Sweep, check_stopping, drive
 from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import telemetry_columns, timeline
@@ -87,6 +88,7 @@ def declared_of(spec: BenchmarkSpec) -> Declared:
         slo_tpot_s=slo.tpot_ms / 1e3 if slo.tpot_ms else None,
         slo_e2e_s=slo.e2e_ms / 1e3 if slo.e2e_ms else None,
         validity=spec.validity,
+        stopping=spec.load if spec.load.target_margin is not None else None,
     )
 
 
@@ -114,6 +116,7 @@ def run_benchmark(
     # A quality pass that cannot work (the twin, no bar, a bad data file) is refused here.
     quality = quality_step(spec, on_stage)
     workers_spec = parse_workers(workers)
+    check_stopping(spec, workers_spec)  # a margin no point could reach is refused up front
     env = load_envelope(envelope) if envelope is not None else None  # fail before measuring
     if on_stage is not None:
         on_stage(f"starting target {spec.target.url}")
@@ -234,6 +237,8 @@ def summarize_run(
         )
         rows = [_with_verdicts(row, columns.get(row.point_id, {})) for row in rows]
     rows = with_boundary_columns(rows, spec.power_profile, notes)  # per kW at each boundary
+    margin = margin_note([row.to_dict() for row in rows], spec.load)
+    notes.extend([margin] if margin else [])
     server = telemetry.server if telemetry is not None else None
     summary = summary_doc(
         run_dir.name,

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from scoville.analysis.e2e_gate import e2e_gate_marks
 from scoville.client.lanes import LaneConfig, LaneDriver, LanesExecutor
 from scoville.client.seam import real_loop_factory
 from scoville.client.stop import StopOnSignal
@@ -93,6 +95,7 @@ def lane_config(spec: AgenticSpec, k: int, lanes: int, nonce: int) -> LaneConfig
         run_nonce=(nonce + k) % 2**32,
         ignore_eos=spec.target.ignore_eos,
         validity=spec.validity,
+        warmup_per_lane=spec.warmup.requests_per_lane,
     )
 
 
@@ -177,6 +180,14 @@ def agentic_rows(
     return rows, extra
 
 
+def with_e2e_gate(rows: list[dict[str, Any]], points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Agentic rows with `on_e2e_frontier`: AgentX's rule, a point may appear on an agentic
+    frontier only if it is on the E2E-normalised frontier of its run's summary rows."""
+    marks = e2e_gate_marks(points, "output_tput_per_accelerator")
+    keep = {str(p.get("point_id")) for p, ok in zip(points, marks, strict=True) if ok}
+    return [r | {"on_e2e_frontier": str(r.get("point_id")) in keep} for r in rows]
+
+
 def run_replay(
     spec: AgenticSpec,
     out_dir: Path,
@@ -206,10 +217,13 @@ def run_replay(
             "point's records are in records.jsonl"
         )
     rows, extra = agentic_rows(spec, wl, records, windows)
-    source = target.source(windows, agentic=spec.to_dict())
+    warm = Counter(r.point_id for r in records if r.phase == "warmup")
+    source = target.source(windows, agentic=spec.to_dict(), warmup_requests=dict(warm))
     source = replace(source, extra={**source.extra, **extra})
     measured = Measured(records, windows, telemetry)
-    run_dir = finish_run(bspec, measured, out_dir, source, notes).run_dir
+    result = finish_run(bspec, measured, out_dir, source, notes)
+    run_dir = result.run_dir
+    rows = with_e2e_gate(rows, result.summary["points"])
     (run_dir / "agentic.json").write_text(
         json.dumps({"spec": spec.to_dict(), "rows": rows, "notes": notes}, indent=1)
     )

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scoville.client.driver import PointPlan
-from scoville.client.plan import build_plans, to_request
+from scoville.client.executor import Executor
+from scoville.client.plan import build_plans, rate_point_sizes, to_request
 from scoville.client.scale.dispatch import WorkersSpec, run_point_scaled, scaled_session
 from scoville.client.scale.workers import WorkerResult, WorkerTarget
 from scoville.client.stop import StopOnSignal
-from scoville.errors import TargetError
+from scoville.errors import SpecError, TargetError
+from scoville.metrics.samples import MarginTracker, refuse_unreachable_margin, stop_rule_for
 from scoville.records.model import PointWindow, RequestRecord
 from scoville.records.sink import Sink
 from scoville.spec.model import BenchmarkSpec
@@ -87,6 +89,40 @@ def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[Reques
             on_progress(plan.point_id, done, total, tokens)
 
     return tick
+
+
+def check_stopping(spec: BenchmarkSpec, workers: WorkersSpec) -> None:
+    """Refuse, before anything is measured, a target margin no point could reach within its
+    cap, and one asked of client workers (they run a point's whole plan)."""
+    load = spec.load
+    if load.target_margin is None:
+        return
+    if workers.kind != "inline":
+        raise SpecError(
+            "load.target_margin stops a point from the client that measures it; it cannot "
+            "stop client workers spread over processes. Drop --workers, or drop the margin."
+        )
+    caps = [spec.requests_for(c) for c in load.concurrency]
+    caps += [rate_point_sizes(spec, r)[0] for r in load.request_rates_per_s]
+    refuse_unreachable_margin(load, caps)
+
+
+async def _run_inline(
+    executor: Executor, spec: BenchmarkSpec, plan: PointPlan, sink: Sink, args: DriveArgs
+) -> PointWindow:
+    """One point in this process; with a target margin, until the margin is reached or every
+    planned (cap) request is sent: one `MarginTracker` per point sees each record."""
+    tick = _ticker(plan, args.on_progress)
+    rule = stop_rule_for(spec.load, len(plan.measured))
+    if rule is None:
+        return await executor.run_point(plan, sink, tick)
+    tracker = MarginTracker(rule)
+
+    def seen(r: RequestRecord) -> None:
+        tracker.observe(r)
+        tick(r)
+
+    return await executor.run_point(plan, sink, seen, tracker.reached)
 
 
 def _worker_target(target: Target, spec: BenchmarkSpec) -> WorkerTarget:
@@ -233,7 +269,7 @@ async def _points(
     executor = target.point_executor()
     for plan in plans:
         if args.workers.kind == "inline":
-            window = await executor.run_point(plan, sink, _ticker(plan, args.on_progress))
+            window = await _run_inline(executor, spec, plan, sink, args)
         else:
             window = await _run_scaled(
                 target, spec, plan, sink, args.workers, args.work_dir, driven, args.on_progress

@@ -3,7 +3,7 @@ frontiers."""
 
 from __future__ import annotations
 
-from scoville.analysis.e2e_gate import gate_agentic
+from scoville.analysis.e2e_gate import e2e_gate_marks, gate_agentic
 from scoville.analysis.frontier import frontier_of
 
 
@@ -21,3 +21,12 @@ def test_a_point_slow_end_to_end_is_gated_out() -> None:
 def test_invalid_points_never_pass() -> None:
     rows = [{"point_id": "c1", "tput_per_gpu": 1.0, "p90_intvty_e2e": 1.0, "valid": False}]
     assert gate_agentic(rows) == []
+
+
+def test_marks_follow_the_rows_and_their_y_metric() -> None:
+    rows = [
+        {"point_id": "l1", "out": 300.0, "p90_intvty_e2e": 80.0},
+        {"point_id": "l2", "out": 500.0, "p90_intvty_e2e": 20.0},  # beaten by l4 on both
+        {"point_id": "l4", "out": 600.0, "p90_intvty_e2e": 40.0},
+    ]
+    assert e2e_gate_marks(rows, "out") == [True, False, True]

@@ -148,3 +148,74 @@ def test_resampling_in_batches_draws_the_same_resamples(monkeypatch: pytest.Monk
     monkeypatch.setattr(regression, "_CELLS", 25)  # 2 resamples of 10 values per batch
     batched = regression.resampled(values, mean, 7, np.random.default_rng(3))
     assert whole.shape == (7,) and np.array_equal(whole, batched)
+
+
+def _distrust(sample: RunSample, pid: str, reason: str) -> RunSample:
+    rows = [
+        {**r, "valid": False, "invalid_reasons": [reason]} if r["point_id"] == pid else r
+        for r in sample.rows
+    ]
+    return RunSample(sample.run_id, rows, sample.points)
+
+
+def test_a_level_only_invalid_candidate_points_reach_is_not_comparable() -> None:
+    # The same server, but the candidate's c1 (the highest interactivity) was distrusted
+    # (its client lagged): the candidate's valid frontier stops short of the baseline's best
+    # interactivity. Unknown there, not worse: "not comparable", naming the point and why.
+    cand = _distrust(simulated_run("b", seed=2), "c1", "client: loop lag p99 12 ms (> 10 ms)")
+    report = check(cand, BASE, RULE)
+    top = max(
+        (ln for ln in report.lines if ln.metric == "tput_per_gpu"),
+        key=lambda ln: float(ln.where.split()[1]),
+    )
+    assert top.verdict == "not comparable" and "c1 (client: loop lag" in top.note
+    assert not report.regressed
+
+
+def test_a_distrusted_point_shapes_no_resampled_frontier() -> None:
+    # A baseline whose c4 is invalid with 10x the throughput would dominate c16 in every
+    # resample if it entered them (measured before the fix: no resample defined at c16's
+    # interactivity, and [-42, +5] % at c1's); the central frontier leaves it out, so must they.
+    base = _distrust(BASE, "c4", "failures: 12 % failed")
+    arrays, window_s = base.points["c4"]
+    inflated = {**base.points, "c4": (arrays, window_s / 10)}
+    lines = check(simulated_run("b", seed=2), RunSample("a", base.rows, inflated), RULE).lines
+    tput = [ln for ln in lines if ln.metric == "tput_per_gpu"]
+    assert len(tput) == 2 and {ln.verdict for ln in tput} == {"no change"}
+    assert all(ln.lo is not None and ln.hi is not None and ln.hi - ln.lo < 0.15 for ln in tput)
+
+
+def test_a_candidate_without_a_valid_point_is_undecided_not_passed() -> None:
+    from scoville.report.gate import summary_line
+
+    cand = simulated_run("b", seed=2)
+    for pid in ("c1", "c4", "c16"):
+        cand = _distrust(cand, pid, "client: loop lag p99 40 ms (> 10 ms)")
+    report = check(cand, BASE, RULE)
+    tput = [ln for ln in report.lines if ln.metric == "tput_per_gpu"]
+    assert tput and {ln.verdict for ln in tput} == {"not comparable"}
+    assert "no valid point" in tput[0].note and not report.regressed
+    assert summary_line(report).startswith("UNDECIDED")
+
+
+def _with_levels(sample: RunSample, keep: tuple[str, ...] = ("c1", "c4", "c16")) -> RunSample:
+    rows = [
+        {**r, "mode": "concurrency", "level": float(str(r["point_id"])[1:])}
+        for r in sample.rows
+        if r["point_id"] in keep
+    ]
+    points = {pid: v for pid, v in sample.points.items() if pid in keep}
+    return RunSample(sample.run_id, rows, points)
+
+
+def test_a_level_the_candidate_never_ran_is_not_comparable() -> None:
+    # The candidate's sweep starts at concurrency 4: c1's interactivity is not its to reach.
+    report = check(
+        _with_levels(simulated_run("b", seed=2), ("c4", "c16")), _with_levels(BASE), RULE
+    )
+    top = max(
+        (ln for ln in report.lines if ln.metric == "tput_per_gpu"),
+        key=lambda ln: float(ln.where.split()[1]),
+    )
+    assert top.verdict == "not comparable" and "no concurrency as light as c1" in top.note
+    assert not report.regressed

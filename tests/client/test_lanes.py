@@ -217,3 +217,23 @@ def test_sub_agents_live_at_the_start_point_run_and_are_joined() -> None:
     assert ("root", 2) in recs and ("root/live", 1) in recs
     assert ("root/done", 0) not in recs
     assert recs[("root", 2)].start_ns >= recs[("root/live", 1)].end_ns
+
+
+def test_warmup_per_lane_goes_first_in_plays_of_its_own() -> None:
+    # Sessions of 2 root turns and 3 warm-up requests a lane: each lane plays one warm-up
+    # session whole and the first turn of the next, back to back, before the window opens.
+    sessions = [
+        validate_session(Session(f"w{k}", (Agent("root", (_turn(2, 0), _turn(3, 0))),), 16, "w"))
+        for k in range(4)
+    ]
+    cfg = LaneConfig(lanes=2, window_s=0.05, primers=False, warmup_per_lane=3)
+    sink, _, result = _run(sessions, cfg)
+    warm = [r for r in sink.records if r.phase == "warmup"]
+    assert result.stats.warmup == 6 and len(warm) == 6
+    assert sorted(r.tags["lane"] for r in warm) == [0, 0, 0, 1, 1, 1]
+    assert [r.tags["turn"] for r in warm if r.tags["lane"] == 0] == [0, 1, 0]
+    assert all(r.request_id.endswith("-warmup") and r.tags["play"] >= 2**31 for r in warm)
+    assert max(r.end_ns for r in warm) <= result.window.start_ns
+    measured = [r for r in sink.records if r.phase == "measure"]
+    assert measured and all(r.tags["play"] < 2**31 for r in measured)
+    assert result.window.sent == len(measured)  # warm-up never counts as measured

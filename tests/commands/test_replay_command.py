@@ -70,6 +70,23 @@ def test_replay_of_the_mooncake_slice_writes_records_and_rows(tmp_path: Path) ->
     assert agentic["spec"]["lanes"] == [1, 2]
 
 
+def test_warmup_per_lane_is_recorded_counted_and_kept_out_of_metrics(tmp_path: Path) -> None:
+    values = {"lanes": [1, 2], "window_s": 0.3, "idle_gap_cap_s": 0.01}
+    values |= {"context.target_window_tokens": 4096, "source.max_sessions": 20}
+    values |= {"warmup.requests_per_lane": 10}
+    spec = build_spec(str(DATA / "mooncake_conversation_head300.jsonl"), None, values)
+    out = run_replay(spec, tmp_path, nonce=7, opener=_opener([]))
+    assert out.run_dir is not None
+    manifest = json.loads((out.run_dir / "manifest.json").read_text())
+    assert manifest["target"]["warmup_requests"] == {"lanes1": 10, "lanes2": 20}  # 10 a lane
+    warm = [r for r in out.records if r.phase == "warmup"]
+    assert len(warm) == 30
+    for r in out.rows:
+        measured = [x for x in out.records if x.point_id == r["point_id"] and x.phase == "measure"]
+        assert r["n_sent"] == len(measured)
+        assert r["on_e2e_frontier"] is False  # a diagnostic (too short) point is never on it
+
+
 def test_spec_errors_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="lanes"):
         build_spec("synthetic", None, {"lanes": [0]})

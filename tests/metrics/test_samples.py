@@ -75,3 +75,29 @@ def test_mean_margin_is_the_normal_interval() -> None:
     # values 9 and 11 repeated: mean 10, sd 1.0050 (ddof 1) over n = 100 -> 1.96 * 0.1005 / 10
     values = [9.0, 11.0] * 50
     assert relative_margin(values, "mean") == pytest.approx(0.019698, rel=1e-4)
+
+
+def test_samples_needed_is_the_strictest_statistic() -> None:
+    from scoville.metrics.samples import samples_needed
+
+    assert samples_needed(("mean_e2e",)) == 2
+    assert samples_needed(("median_e2e",)) == 6
+    assert samples_needed(("median_e2e", "p99_ttft")) == 368
+
+
+def test_point_margin_reports_the_worst_statistic() -> None:
+    from scoville.metrics.samples import point_margin
+    from scoville.spec.model import LoadSpec
+
+    values = {"e2e": [float(v) for v in range(1, 101)], "ttft": [1.0] * 100, "tpot": []}
+    loose = LoadSpec(target_margin=0.25, margin_stats=("median_e2e", "median_ttft"))
+    # median_e2e: 10.5 / 50.5 (above); median_ttft: 0 (all equal)
+    assert point_margin(values, loose) == {
+        "stop_margin": pytest.approx(10.5 / 50.5),
+        "margin_reached": True,
+    }
+    tight = LoadSpec(target_margin=0.1, margin_stats=("median_e2e",))
+    assert point_margin(values, tight)["margin_reached"] is False
+    unbounded = LoadSpec(target_margin=0.1, margin_stats=("p99_e2e",))  # 100 < 368 samples
+    assert point_margin(values, unbounded) == {"stop_margin": None, "margin_reached": False}
+    assert point_margin(values, LoadSpec()) == {"stop_margin": None, "margin_reached": None}

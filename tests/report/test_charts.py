@@ -104,6 +104,27 @@ def test_agentic_replay_chart_uses_its_own_validity() -> None:
     assert agentic_chart(RunView("A", sweep_a())) is None
 
 
+def test_agentic_frontier_takes_only_points_on_the_e2e_frontier() -> None:
+    # lanes 2 decodes fast (AgentX interactivity 90) but is slow end to end: on E2E-normalised
+    # axes lanes 4 beats it on both (40 > 20 tok/s, 600 > 500 tok/s), so it is drawn, valid,
+    # but the frontier line runs from lanes 4 to lanes 1 without it.
+    figures = ((1, 100.0, 300.0, 80.0), (2, 90.0, 500.0, 20.0), (4, 50.0, 600.0, 40.0))
+    rows = [
+        {"point_id": f"lanes{n}", "lanes": n, "n_ok": 30, "n_sent": 30, "agentic_valid": True,
+         "intvty_agentx": x, "output_tput_per_accelerator": y, "p90_intvty_e2e": e2e}
+        for n, x, y, e2e in figures
+    ]  # fmt: skip
+    chart = agentic_chart(RunView("A", rows))
+    assert chart is not None and chart.n_points == 3
+    line = _layer(chart.spec, "frontier")["data"]["values"]
+    assert min(v["x"] for v in line) == 50.0 and max(v["x"] for v in line) == 100.0
+    near_90 = min(line, key=lambda v: abs(v["x"] - 90.0))
+    assert near_90["y"] < 450.0  # through lanes 2 it would be 500
+    facts = {p["point"]: p for p in _layer(chart.spec, "points")["data"]["values"]}
+    assert facts["lanes2"]["validity"] == "valid" and "E2E-normalised" in facts["lanes2"]["reason"]
+    assert facts["lanes1"]["reason"] == "-"
+
+
 def test_timeline_chart_skips_missing_samples() -> None:
     tl = {"t_s": [0.0, 1.0, 2.0], "running_requests": [1, None, 3], "client_inflight": [1, 2, 3]}
     chart = timeline_chart("run 1", tl)

@@ -3,6 +3,7 @@ the same agentic summary metrics within 1 % on a short window, sub-agents includ
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -91,4 +92,21 @@ def test_timestamp_replay_matches_the_lane_driver_within_one_percent(tmp_path: P
     assert rows["driver"]["n_sent"] > 100
     per_play = ("n_primers", "n_plays", "median_session_makespan")  # one play per session here
     for key in ("lanes", *(k for k in METRICS if k not in per_play)):
+        assert rows["fast"][key] == pytest.approx(rows["driver"][key], rel=0.01), key
+
+
+def test_warm_up_per_lane_runs_on_the_event_engine_as_on_the_lane_driver(tmp_path: Path) -> None:
+    """Three warm-up requests a lane: recorded as phase warmup by both engines, out of every
+    metric, and the measured window gives the same figures."""
+    over = {**WINDOW, "lanes": [4], "window_s": 30.0, "warmup.requests_per_lane": 3}
+    rows = {}
+    for executor in ("driver", "fast"):
+        url = f"twin:H200/gpt-oss-120b?tp=8&executor={executor}"
+        spec = build_spec("synthetic", None, {**over, "target.url": url})
+        out = run_replay(spec, tmp_path / executor, nonce=5)
+        (rows[executor],) = out.rows
+        assert out.run_dir is not None
+        manifest = json.loads((out.run_dir / "manifest.json").read_text())
+        assert manifest["target"]["warmup_requests"] == {rows[executor]["point_id"]: 12}
+    for key in METRICS:
         assert rows["fast"][key] == pytest.approx(rows["driver"][key], rel=0.01), key

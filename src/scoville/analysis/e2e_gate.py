@@ -27,5 +27,15 @@ def e2e_frontier_points(
 def gate_agentic(rows: Iterable[Row], y_metric: str = "tput_per_gpu") -> list[Row]:
     """The rows allowed onto agentic frontiers (valid and on the E2E-normalised frontier)."""
     all_rows = list(rows)
+    return [r for r, ok in zip(all_rows, e2e_gate_marks(all_rows, y_metric), strict=True) if ok]
+
+
+OFF_E2E_FRONTIER = "off the E2E-normalised frontier (AgentX: never on an agentic frontier)"
+
+
+def e2e_gate_marks(rows: Iterable[Row], y_metric: str = "tput_per_gpu") -> list[bool]:
+    """For each row in order: may it appear on an agentic frontier (valid and on its
+    configuration's E2E-normalised frontier of `y_metric`)?"""
+    all_rows = list(rows)
     keep = e2e_frontier_points(all_rows, y_metric)
-    return [r for r in all_rows if (GroupKey.of(r), str(r.get("point_id"))) in keep]
+    return [(GroupKey.of(r), str(r.get("point_id"))) in keep for r in all_rows]

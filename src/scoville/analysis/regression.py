@@ -21,7 +21,7 @@ import numpy as np
 
 from scoville.analysis.bootstrap import FloatArray, RequestArrays, percentile_interval
 from scoville.analysis.frontier import Frontier, FrontierPoint, pareto, read_at
-from scoville.analysis.rows import GroupKey, Row
+from scoville.analysis.rows import GroupKey, Row, num
 from scoville.metrics.samples import min_samples
 
 Verdict = Literal["regression", "improvement", "no change", "not comparable", "few samples"]
@@ -200,8 +200,9 @@ def _replicates_at(
     if not cand.points or not base.points:
         return None
     rng = np.random.default_rng(rule.seed)
-    c = _resampled_xy(cand.points, cand.n_accelerators, rule, rng)
-    b = _resampled_xy(base.points, base.n_accelerators, rule, rng)
+    # the same points as the central frontiers: a distrusted point shapes no resample either
+    c = _resampled_xy(_valid_points(cand), cand.n_accelerators, rule, rng)
+    b = _resampled_xy(_valid_points(base), base.n_accelerators, rule, rng)
     out = np.full((rule.n_resamples, len(xs)), np.nan)
     for k in range(rule.n_resamples):
         fc = _frontier({p: (float(v[0][k]), float(v[1][k])) for p, v in c.items()})
@@ -211,6 +212,39 @@ def _replicates_at(
             if vc is not None and vb:
                 out[k, j] = vc / vb - 1.0
     return out
+
+
+def _valid_points(sample: RunSample) -> PointArrays:
+    """The requests of the points its rows do not mark invalid."""
+    invalid = {str(r.get("point_id")) for r in sample.rows if r.get("valid") is False}
+    return {pid: v for pid, v in sample.points.items() if pid not in invalid}
+
+
+def _distrusted_beyond(cand: RunSample, best_x: float) -> str | None:
+    """The candidate's invalid points past its valid frontier's best interactivity, with their
+    reasons: there only distrusted points measured how far the candidate reaches, so a level
+    its valid frontier misses is unknown, not worse."""
+    hits = [
+        f"{r.get('point_id')} ({'; '.join(map(str, r.get('invalid_reasons') or [])) or 'invalid'})"
+        for r in cand.rows
+        if r.get("valid") is False and (num(r, "median_intvty") or 0.0) > best_x
+    ]
+    return ", ".join(hits) if hits else None
+
+
+def _unmeasured_load(cand: RunSample, base: RunSample, at: FrontierPoint) -> str | None:
+    """Why a baseline level is not the candidate's to reach: the candidate's sweep never ran a
+    load as light as the baseline point's (lighter load, higher interactivity)."""
+    row = next((r for r in base.rows if str(r.get("point_id")) == at.point_id), None)
+    level = num(row, "level") if row is not None else None
+    if row is None or level is None:
+        return None
+    mode = row.get("mode")
+    levels = [num(r, "level") for r in cand.rows if r.get("mode") == mode]
+    ran = [v for v in levels if v is not None]
+    if not ran or min(ran) <= level:
+        return None
+    return f"the candidate ran no {mode} as light as {at.point_id} (its lightest: {min(ran):g})"
 
 
 def _unread(where: str, baseline: float, verdict: Verdict, note: str) -> CheckLine:
@@ -223,8 +257,15 @@ def _unread(where: str, baseline: float, verdict: Verdict, note: str) -> CheckLi
 def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[CheckLine]:
     """tput_per_gpu at each of the baseline's frontier interactivities."""
     fc, fb = _central(cand.rows), _central(base.rows)
-    if not fb.points or not fc.points:
+    if not fb.points:
         return []
+    if not fc.points:  # every candidate point distrusted (or empty): nothing is decided
+        why = _distrusted_beyond(cand, 0.0) or "no point with records"
+        note = f"the candidate has no valid point: {why}"
+        return [
+            _unread(f"intvty {x:.4g}", y, "not comparable", note)
+            for x, y in zip(fb.xs, fb.ys, strict=True)
+        ]
     xs = list(fb.xs)
     reps = _replicates_at(xs, cand, base, rule)
     lines: list[CheckLine] = []
@@ -234,6 +275,11 @@ def throughput_lines(cand: RunSample, base: RunSample, rule: Rule) -> list[Check
         if r.value is not None:
             col = reps[:, j] if reps is not None else None
             lines.append(_line("tput_per_gpu", where, "lower", yb, r.value, col, rule))
+        elif r.status == "unreachable" and (low := _unmeasured_load(cand, base, fb.points[j])):
+            lines.append(_unread(where, yb, "not comparable", low))
+        elif r.status == "unreachable" and (bad := _distrusted_beyond(cand, fc.best_x() or 0.0)):
+            note = f"past the candidate's valid frontier only invalid points: {bad}"
+            lines.append(_unread(where, yb, "not comparable", note))
         elif r.status == "unreachable" and x > (1.0 + rule.min_effect) * (fc.best_x() or 0.0):
             note = f"the candidate never reaches it (best {fc.best_x():.4g})"
             lines.append(_unread(where, yb, "regression", note))
@@ -308,8 +354,6 @@ def _latency_rows_only(
     cand: RunSample, base: RunSample, rule: Rule, metrics: Sequence[str]
 ) -> list[CheckLine]:
     """Without per-request records (imported results): the summary values, effect size only."""
-    from scoville.analysis.rows import num
-
     by_pid = {str(r.get("point_id")): r for r in cand.rows if r.get("valid") is not False}
     out: list[CheckLine] = []
     for m in metrics:

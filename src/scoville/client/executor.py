@@ -7,6 +7,7 @@ engine) that keeps the same plans, send order, record definition and window rule
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from scoville.client.driver import OnRecord, PointPlan, run_point
@@ -18,10 +19,16 @@ from scoville.workload.tokenizers import Tokenizer
 
 class Executor(Protocol):
     """Runs one point: sends `plan`'s warmup then measured requests, writes one record per
-    request to `sink` (and to `on_record`), writes and returns the point's window."""
+    request to `sink` (and to `on_record`, as each completes), writes and returns the point's
+    window. `stop` (statistical stopping) is asked before each measured send; once it answers
+    True no further measured request is sent and those in flight complete."""
 
     async def run_point(
-        self, plan: PointPlan, sink: Sink, on_record: OnRecord | None = None
+        self,
+        plan: PointPlan,
+        sink: Sink,
+        on_record: OnRecord | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> PointWindow: ...
 
 
@@ -38,8 +45,12 @@ class DriverExecutor:
         self.worker = worker
 
     async def run_point(
-        self, plan: PointPlan, sink: Sink, on_record: OnRecord | None = None
+        self,
+        plan: PointPlan,
+        sink: Sink,
+        on_record: OnRecord | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> PointWindow:
         return await run_point(
-            self.server, self.clock, plan, sink, self.tokenizer, on_record, self.worker
+            self.server, self.clock, plan, sink, self.tokenizer, on_record, self.worker, stop
         )

@@ -28,6 +28,8 @@ from scoville.workload.agentic.session import Agent, Session
 from scoville.workload.agentic.validity import Verdict, judge
 from scoville.workload.tokenizers import Tokenizer
 
+WARMUP_PLAY = 1 << 31  # warm-up plays are numbered from here, apart from measured plays
+
 
 @dataclass(frozen=True, slots=True)
 class LaneConfig:
@@ -44,6 +46,7 @@ class LaneConfig:
     run_nonce: int = 0  # 32 bits written into every marker: plays of two runs never collide
     ignore_eos: bool = True
     validity: ValiditySpec = field(default_factory=ValiditySpec)
+    warmup_per_lane: int = 0  # requests each lane sends back to back before the window
 
     @property
     def pid(self) -> str:
@@ -68,6 +71,7 @@ class LaneStats:
     plays_started: int = 0
     plays_finished: int = 0
     primers: int = 0
+    warmup: int = 0
     measured: int = 0
     failed: int = 0
     overflow: int = 0
@@ -117,6 +121,22 @@ class PlayDeck:
         marker = (self.cfg.run_nonce % 2**32) << 32 | index if self.cfg.cache_bust else None
         return Play(s, index, lane, start, marker)
 
+    def warmup_turns(self, lane: int) -> list[tuple[Play, int]]:
+        """A lane's `warmup_per_lane` warm-up requests as (play, root turn): the root turns of
+        the lane's sessions in the seeded order, in plays of their own (indices from 2^31, own
+        markers), so the server is warm but no measured prefix is cached by them."""
+        out: list[tuple[Play, int]] = []
+        k, want = 0, self.cfg.warmup_per_lane
+        while len(out) < want:
+            slot = lane + k * self.cfg.lanes
+            s = self.sessions[self._order[slot % len(self._order)]]
+            index = WARMUP_PLAY | slot
+            marker = (self.cfg.run_nonce % 2**32) << 32 | index if self.cfg.cache_bust else None
+            play = Play(s, index, lane, 0, marker)
+            out += [(play, i) for i in range(min(len(s.root.turns), want - len(out)))]
+            k += 1
+        return out
+
 
 def lane_request(
     cfg: LaneConfig,
@@ -131,7 +151,7 @@ def lane_request(
     turn = agent.turns[i]
     rid = f"{cfg.pid}-p{play.index}-{agent.agent_id}-t{i}"
     return GenerateRequest(
-        request_id=rid + ("-primer" if phase == "primer" else ""),
+        request_id=rid + (f"-{phase}" if phase != "measure" else ""),
         api=cfg.api,
         input_tokens=turn.input_tokens,
         max_tokens=1 if phase == "primer" else turn.output_tokens,
@@ -225,6 +245,8 @@ class LaneDriver:
 
     async def run(self) -> LaneResult:
         plays = [self._next_play(lane, initial=True) for lane in range(self.cfg.lanes)]
+        if self.cfg.warmup_per_lane:
+            await asyncio.gather(*(self._warmup(lane) for lane in range(self.cfg.lanes)))
         if self.cfg.primers:
             await asyncio.gather(*(self._primer(p) for p in plays if p.start_turn > 0))
         start_ns = self.clock.now_ns()
@@ -263,6 +285,14 @@ class LaneDriver:
         window, verdict = lane_window(self.cfg, self.stats, start_ns, end_ns, mode, level)
         self.sink.write_window(window)
         return LaneResult(window, self.stats, verdict)
+
+    async def _warmup(self, lane: int) -> None:
+        """`warmup_per_lane` requests back to back (no think time), phase "warmup"."""
+        trees: dict[int, _Tree] = {}
+        for play, i in self.deck.warmup_turns(lane):
+            tree = trees.setdefault(play.index, _Tree(play))
+            await self._send(tree, play.session.root, i, "warmup", None)
+            self.stats.warmup += 1
 
     async def _primer(self, play: Play) -> None:
         tree = _Tree(play)

@@ -10,7 +10,7 @@ from scoville.client.driver import PointPlan
 from scoville.client.seam import GenerateRequest
 from scoville.errors import SpecError
 from scoville.spec.limits import MAX_PROMPT_TEXT_TOKENS
-from scoville.spec.model import BenchmarkSpec
+from scoville.spec.model import MARGIN_CAP_REQUESTS, BenchmarkSpec
 from scoville.workload.arrivals import arrival_offsets_ns
 from scoville.workload.fixed import Prompt, build_prompts
 from scoville.workload.tokenizers import Tokenizer
@@ -50,6 +50,8 @@ def length_requests(
 def rate_point_sizes(spec: BenchmarkSpec, rate_per_s: float) -> tuple[int, int]:
     """(measured, warmup) requests of an open-loop point: about 10 s of arrivals by default."""
     n = spec.load.requests_per_point or max(10, round(10 * rate_per_s))
+    if spec.load.target_margin is not None and spec.load.requests_per_point is None:
+        n = max(n, MARGIN_CAP_REQUESTS)  # the cap: the point stops once the margin is reached
     w = (
         spec.load.warmup_requests
         if spec.load.warmup_requests is not None

@@ -42,6 +42,7 @@ NoCacheBustOpt = Annotated[bool, _opt("no_cache_bust")]
 SeedOpt = Annotated[int | None, _opt("seed")]
 ScheduleOpt = Annotated[str | None, _opt("schedule")]
 TimeScaleOpt = Annotated[float | None, _opt("time_scale")]
+WarmupPerLaneOpt = Annotated[int | None, _opt("warmup_per_lane")]
 
 
 @app.command("replay")
@@ -70,6 +71,7 @@ def replay(
     seed: SeedOpt = None,
     schedule: ScheduleOpt = None,
     time_scale: TimeScaleOpt = None,
+    warmup_per_lane: WarmupPerLaneOpt = None,
     out: Annotated[Path, typer.Option(help="Directory for run bundles.")] = Path("runs"),
 ) -> None:
     """Agentic replay: replay agent sessions in lanes and report what agents feel."""
@@ -110,10 +112,18 @@ def print_outcome(spec: AgenticSpec, res: ReplayOutcome) -> bool:
     for header, _, _ in COLUMNS:
         table.add_column(header, justify="right")
     table.add_column("valid", justify="right")
+    table.add_column("E2E\nfront.", justify="right")  # AgentX: agentic frontiers only from it
     for r in res.rows:
         verdict = "yes" if r["valid"] else ("diag." if r["diagnostic"] else "NO")
-        table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict)
+        front = "yes" if r.get("on_e2e_frontier") else "no"
+        table.add_row(*(num(r[field], unit) for _, field, unit in COLUMNS), verdict, front)
     con.print(table)
+    if any(r["valid"] and not r.get("on_e2e_frontier") for r in res.rows):
+        con.print(
+            "[dim]E2E front. no: off the E2E-normalised frontier, so never on an agentic "
+            "frontier (AgentX's rule)[/dim]",
+            highlight=False,
+        )
     bad = [r for r in res.rows if not r["valid"]]
     for r in bad:
         for reason in r.get("invalid_reasons") or ["invalid"]:

@@ -168,12 +168,14 @@ def _print_history(
 def check_cmd(
     run: Annotated[str, typer.Argument(help="The candidate: a run directory or stored run id.")],
     baseline: Annotated[
-        str,
+        list[str],
         typer.Option(
             "--baseline",
             "-b",
             help="A run directory, a stored run id, 'latest' (the newest stored run of the same "
-            "configuration and shape), or SQL returning run_id (its newest run).",
+            "configuration and shape), or SQL returning run_id (its newest run). Repeat it with "
+            "identical reruns of the baseline to measure run-to-run noise: the first is the "
+            "baseline, the others' changes from it set each line's noise bound.",
         ),
     ],
     min_effect: Annotated[
@@ -190,6 +192,7 @@ def check_cmd(
 ) -> None:
     """Is RUN worse than its baseline beyond noise? Exit 0 (no regression) or 4 (regression)."""
     from scoville.analysis.regression import Rule, check
+    from scoville.analysis.run_noise import with_run_noise
     from scoville.errors import UserError
     from scoville.report.gate import summary_line
     from scoville.store.sides import resolve
@@ -198,8 +201,11 @@ def check_cmd(
         raise UserError("--min-effect must lie in [0, 1) and --resamples be at least 100.")
     results = _open(store)
     cand = resolve(results, run)
-    base = resolve(results, baseline, like=cand)
-    report = check(cand, base, Rule(min_effect, 0.95, resamples, seed))
+    base, *reruns = [resolve(results, ref, like=cand) for ref in baseline]
+    reruns = [r for r in reruns if r.run_id not in (base.run_id, cand.run_id)]
+    rule = Rule(min_effect, 0.95, resamples, seed)
+    nulls = [check(rerun, base, rule) for rerun in reruns]
+    report = with_run_noise(check(cand, base, rule), nulls)
     _print_check(report)
     _write_ci_outputs(report, markdown, junit)
     typer.echo(summary_line(report))

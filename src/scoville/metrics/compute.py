@@ -14,10 +14,10 @@ from typing import Any, cast
 import numpy as np
 
 from scoville.metrics.row import SummaryRow
-from scoville.metrics.samples import percentile_columns
+from scoville.metrics.samples import percentile_columns, point_margin
 from scoville.metrics.table import INVALID_FAILURE_RATE, PERCENTILES
 from scoville.records.model import ErrorKind, PointWindow, RequestRecord
-from scoville.spec.model import PointValidity
+from scoville.spec.model import LoadSpec, PointValidity
 
 NS = 1e9
 _DEFAULT_VALIDITY = PointValidity()
@@ -102,6 +102,7 @@ class Declared:
     slo_tpot_s: float | None = None
     slo_e2e_s: float | None = None
     validity: PointValidity = _DEFAULT_VALIDITY
+    stopping: LoadSpec | None = None  # its target margin and statistics (statistical stopping)
 
 
 def _meets_slo(lat: RequestLatency, d: Declared) -> bool:
@@ -270,6 +271,7 @@ def summarize_point(
         token_sources=tuple(sorted({r.token_source for r in ok})),
         **_e2e_interactivity(lats, ok),
         extra=_sample_columns(lats),
+        **_margin_columns(lats, declared),
     )
 
 
@@ -288,6 +290,15 @@ def _sample_columns(lats: Sequence[RequestLatency]) -> dict[str, object]:
     return percentile_columns(
         {"ttft": [x.ttft_s for x in lats], "tpot": tpots, "e2e": [x.e2e_s for x in lats]}
     )
+
+
+def _margin_columns(lats: Sequence[RequestLatency], declared: Declared) -> dict[str, Any]:
+    """`stop_margin` and `margin_reached` when the spec sets a target margin."""
+    if declared.stopping is None:
+        return {}
+    tpots = [x.tpot_s for x in lats if x.tpot_s is not None]
+    values = {"ttft": [x.ttft_s for x in lats], "tpot": tpots, "e2e": [x.e2e_s for x in lats]}
+    return point_margin(values, declared.stopping)
 
 
 def _error_counts(records: Sequence[RequestRecord]) -> dict[str, int]:

@@ -35,6 +35,7 @@ NON_METRIC_FIELDS: frozenset[str] = frozenset(
         "quality_status",
         "labels",
         "extra",
+        "margin_reached",
     }
 )
 
@@ -126,6 +127,9 @@ class SummaryRow:
     quality_pass_rate_hi: float | None = None
     labels: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # statistical stopping (None when the spec sets no target margin)
+    stop_margin: float | None = None
+    margin_reached: bool | None = None
 
     def with_labels(self, labels: Mapping[str, Any]) -> SummaryRow:
         return replace(self, labels={**self.labels, **labels})

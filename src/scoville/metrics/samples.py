@@ -20,7 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
+from scoville.errors import SpecError
 from scoville.records.model import RequestRecord
+from scoville.spec.model import LoadSpec
 
 LEVEL = 0.95
 
@@ -185,3 +187,74 @@ class MarginTracker:
         self._next_check = max(self.n + 1, int(self.n * 1.05))
         self._done = should_stop(self.values, self.n, self.rule)
         return self._done
+
+
+# ---- stopping as a spec declares it ----------------------------------------------------------
+
+
+def stop_rule_for(load: LoadSpec, cap: int) -> StopRule | None:
+    """The `StopRule` of a point with `cap` planned measured requests (None: no target margin)."""
+    if load.target_margin is None:
+        return None
+    return StopRule(load.target_margin, load.margin_stats, cap)
+
+
+def samples_needed(stats: Sequence[str]) -> int:
+    """Fewest samples at which every statistic's 95 % margin exists: a percentile's
+    `min_samples`, 2 for a mean (the sample sd)."""
+    return max(
+        2 if s.partition("_")[0] == "mean" else min_samples(FLAGGED[s.partition("_")[0]])
+        for s in stats
+    )
+
+
+def refuse_unreachable_margin(load: LoadSpec, caps: Sequence[int]) -> None:
+    """A point whose cap is below the samples its statistics need could never reach the
+    margin: refuse the spec before anything is measured."""
+    if load.target_margin is None or not caps:
+        return
+    need = samples_needed(load.margin_stats)
+    if min(caps) < need:
+        raise SpecError(
+            f"load.target_margin {load.target_margin:g} on {', '.join(load.margin_stats)} "
+            f"needs at least {need:,} successful requests a point before any 95 % margin "
+            f"exists, but a point is capped at {min(caps):,} (load.requests_per_point). Raise "
+            "--requests-per-point, or choose statistics that need fewer samples (a median "
+            "needs 6, a p90 36, a p99 368)."
+        )
+
+
+def point_margin(
+    values_by_stem: Mapping[str, Sequence[float]], load: LoadSpec
+) -> dict[str, float | bool | None]:
+    """`stop_margin` (the largest relative margin over `load.margin_stats` when the point
+    ended; None when a bound does not exist yet) and `margin_reached` (None without a
+    target margin)."""
+    if load.target_margin is None:
+        return {"stop_margin": None, "margin_reached": None}
+    worst = max(margins(values_by_stem, StopRule(load.target_margin, load.margin_stats)).values())
+    finite_margin = worst if math.isfinite(worst) else None
+    reached = finite_margin is not None and finite_margin <= load.target_margin
+    return {"stop_margin": finite_margin, "margin_reached": reached}
+
+
+def margin_note(points: Sequence[Mapping[str, object]], load: LoadSpec) -> str | None:
+    """One line for the run's notes: where the target margin was reached and where a point
+    hit its cap first (its intervals are then wider than asked; the point stays valid)."""
+    if load.target_margin is None:
+        return None
+    head = f"target margin +-{load.target_margin:.1%} at 95 % on {', '.join(load.margin_stats)}"
+    reached = [f"{p['point_id']} (n={p['n_ok']})" for p in points if p.get("margin_reached")]
+    missed = [
+        f"{p['point_id']} (n={p['n_ok']}, margin "
+        + (f"{m:.1%})" if isinstance(m := p.get("stop_margin"), float) else "unbounded)")
+        for p in points
+        if p.get("margin_reached") is False
+    ]
+    parts = [f"reached at {', '.join(reached)}"] if reached else []
+    if missed:
+        parts.append(
+            f"NOT reached within the cap at {', '.join(missed)}: intervals wider than asked "
+            "(raise --requests-per-point)"
+        )
+    return f"{head}: {'; '.join(parts) or 'no point measured'}"

@@ -309,6 +309,20 @@ METRICS: tuple[MetricDef, ...] = (
         "-",
     ),
     MetricDef(
+        "stop_margin",
+        "fraction",
+        "lower",
+        "point",
+        "statistical stopping: the largest relative margin of error at 95 % over "
+        "load.margin_stats when the point ended (a percentile: max(estimate - lower, upper - "
+        "estimate) / estimate between distribution-free order-statistic bounds; a mean: "
+        "1.96 sd / sqrt(n) / mean); empty without load.target_margin or while a bound does not "
+        "exist (too few samples); margin_reached = stop_margin <= load.target_margin",
+        "-",
+        "-",
+        "-",
+    ),
+    MetricDef(
         "cache_hit_rate",
         "fraction",
         "none",

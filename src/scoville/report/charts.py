@@ -229,7 +229,7 @@ def frontier(
     cubic the analysis reads it with (sampled between its ends, never beyond), as line rows."""
     by_config: dict[str, list[FrontierPoint]] = {}
     for p in pts:
-        if p["validity"] == "valid":
+        if p["validity"] == "valid" and p.get("frontier", True):  # False: gated off it
             by_config.setdefault(p["config"], []).append(FrontierPoint(p["x"], p["y"], p["point"]))
     out = []
     for config, cands in by_config.items():

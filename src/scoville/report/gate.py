@@ -38,6 +38,9 @@ def summary_line(report: CheckReport) -> str:
     bad = [ln for ln in report.lines if ln.verdict == "regression"]
     if bad:
         return f"REGRESSION: {len(bad)} of {len(report.lines)} lines worse beyond noise"
+    decided = [ln for ln in report.lines if ln.verdict in ("no change", "improvement")]
+    if not decided:  # undecided is not passed: say so, though no regression was found
+        return f"UNDECIDED: no line could be compared ({len(report.lines)} lines; see notes)"
     return f"PASS: no line worse beyond noise ({len(report.lines)} lines)"
 
 

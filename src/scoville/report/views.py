@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoville.analysis.e2e_gate import E2E_INTERACTIVITY, OFF_E2E_FRONTIER, e2e_gate_marks
 from scoville.analysis.rows import Row, num
 from scoville.report.charts import (
     HEIGHT,
@@ -195,13 +196,16 @@ def latency_charts(runs: Sequence[RunView]) -> list[Chart]:
     ]
 
 
+NO_E2E = "no E2E-normalised interactivity (p90_intvty_e2e): kept off the agentic frontier"
 AGENTIC_X = Axis("intvty_agentx", "interactivity (1/p90 ITL, tok/s)")
 AGENTIC_Y = Axis("output_tput_per_accelerator", "output tok/s/accelerator")
 
 
 def agentic_chart(run: RunView) -> Chart | None:
     """Agentic replay: output throughput against p90-ITL interactivity, one point per lane
-    count; validity is the replay's own (`agentic_valid`)."""
+    count; validity is the replay's own (`agentic_valid`). A point enters the frontier line
+    only if it is on the E2E-normalised frontier (AgentX's rule, `e2e_gate`); one that is not
+    is drawn, and its tooltip says why it is off the line."""
     rows = [
         {**r, "valid": r.get("agentic_valid", r.get("valid"))}
         for r in run.rows
@@ -209,7 +213,14 @@ def agentic_chart(run: RunView) -> Chart | None:
     ]
     if not rows:
         return None
+    marks = e2e_gate_marks(rows, AGENTIC_Y.metric)
     pts = axis_points({run.label: rows}, AGENTIC_X, AGENTIC_Y)
+    gated = {str(r.get("point_id")) for r, ok in zip(rows, marks, strict=True) if not ok}
+    unknown = {str(r.get("point_id")) for r in rows if r.get(E2E_INTERACTIVITY) is None}
+    for p in pts:
+        if p["validity"] == "valid" and p["point"] in gated:
+            p["frontier"] = False
+            p["reason"] = NO_E2E if p["point"] in unknown else OFF_E2E_FRONTIER
     return xy_chart(
         f"agentic-{slug(run.label)}",
         "Agentic replay: throughput vs interactivity",

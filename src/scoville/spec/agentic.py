@@ -120,6 +120,15 @@ class WarmupSpec(FrozenModel):
         "max_tokens=1 so the server holds the prefix (recorded with phase='primer').",
     )
 
+    requests_per_lane: int = Field(
+        0,
+        ge=0,
+        le=100_000,
+        description="Warm-up requests each lane sends back to back before the window (AgentX "
+        "uses 10), from a play of its own; recorded with phase='warmup', excluded from every "
+        "metric, counted in the manifest. 0 = none.",
+    )
+
     @model_validator(mode="after")
     def _ordered(self) -> WarmupSpec:
         if self.start_min_ratio > self.start_max_ratio:
@@ -213,6 +222,11 @@ class AgenticSpec(FrozenModel):
     def _lanes_positive(self) -> AgenticSpec:
         if not self.lanes or any(n < 1 for n in self.lanes):
             raise ValueError("lanes: give at least one lane count, each >= 1")
+        if self.schedule == "timestamps" and self.warmup.requests_per_lane:
+            raise ValueError(
+                "warmup.requests_per_lane applies to the lanes schedule; a timestamps replay "
+                "plays the trace once, as recorded"
+            )
         return self
 
     def canonical_json(self) -> str:

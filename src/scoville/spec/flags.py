@@ -53,6 +53,8 @@ RUN_FLAGS: dict[str, Flag] = {
     "range_ratio": Flag("shape.range_ratio"),
     "requests_per_point": Flag("load.requests_per_point"),
     "warmup": Flag("load.warmup_requests"),
+    "target_margin": Flag("load.target_margin"),
+    "margin_stats": Flag("load.margin_stats", hint="Comma list, e.g. median_e2e,p99_ttft."),
     "seed": Flag("seed"),
     "power_profile": Flag("power_profile", read=read_profile, hint="FILE: a YAML profile."),
 }
@@ -77,6 +79,7 @@ REPLAY_FLAGS: dict[str, Flag] = {
     "seed": Flag("seed"),
     "schedule": Flag("schedule"),
     "time_scale": Flag("source.time_scale"),
+    "warmup_per_lane": Flag("warmup.requests_per_lane"),
 }
 
 

@@ -23,6 +23,12 @@ from scoville.spec.power import PowerProfileFile
 
 SCHEMA_VERSION: Literal[1] = 1
 
+# Statistical stopping: the statistics a target margin may name (`<stat>_<latency>`), and the
+# cap on a point's measured requests when a margin is set and requests_per_point is not.
+MARGIN_STATS = ("mean", "median", "p90", "p99", "p999")
+MARGIN_LATENCIES = ("ttft", "tpot", "e2e")
+MARGIN_CAP_REQUESTS = 1_000
+
 PowerBoundary = Literal[
     "package-tdp",  # declared package TDP per accelerator (datasheet)
     "provisioned-all-in",  # provisioned kW per accelerator incl. host, network, facility share
@@ -139,11 +145,45 @@ class LoadSpec(FrozenModel):
         le=MAX_REQUESTS_PER_POINT,
         description="Unmeasured requests before each point; default 2 x concurrency.",
     )
+    target_margin: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="Statistical stopping: run each point until the relative margin of error "
+        "at 95 % of every `margin_stats` statistic is at most this (0.05 = +-5 %); "
+        "requests_per_point is then the cap (default max(10 x concurrency, "
+        f"{MARGIN_CAP_REQUESTS:,})). None = a fixed requests_per_point.",
+    )
+    margin_stats: tuple[str, ...] = Field(
+        ("median_e2e", "p99_ttft"),
+        description="Statistics the target margin applies to, <stat>_<latency> with stat "
+        "mean/median/p90/p99/p999 and latency ttft/tpot/e2e (a p99 needs 368 samples).",
+    )
 
     @field_validator("concurrency", "request_rates_per_s", mode="before")
     @classmethod
     def _one_is_a_list(cls, v: Any) -> Any:
         return (v,) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    @field_validator("margin_stats", mode="before")
+    @classmethod
+    def _stats_from_text(cls, v: Any) -> Any:
+        return tuple(p.strip() for p in v.split(",") if p.strip()) if isinstance(v, str) else v
+
+    @field_validator("margin_stats")
+    @classmethod
+    def _known_stats(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for name in v:
+            stat, _, latency = name.partition("_")
+            if stat not in MARGIN_STATS or latency not in MARGIN_LATENCIES:
+                raise ValueError(
+                    f"unknown statistic {name!r}: use <stat>_<latency>, stat one of "
+                    f"{', '.join(MARGIN_STATS)} and latency one of {', '.join(MARGIN_LATENCIES)}"
+                    " (e.g. p99_ttft, median_e2e)"
+                )
+        if not v:
+            raise ValueError("name at least one statistic, e.g. median_e2e")
+        return v
 
     @model_validator(mode="after")
     def _some_point(self) -> LoadSpec:
@@ -276,7 +316,13 @@ class BenchmarkSpec(FrozenModel):
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
 
     def requests_for(self, concurrency: int) -> int:
-        return self.load.requests_per_point or 10 * concurrency
+        """Measured requests of a closed-loop point; with a target margin, the most it may
+        take (the point stops earlier once the margin is reached)."""
+        if self.load.requests_per_point is not None:
+            return self.load.requests_per_point
+        if self.load.target_margin is not None:
+            return max(10 * concurrency, MARGIN_CAP_REQUESTS)
+        return 10 * concurrency
 
     def warmup_for(self, concurrency: int) -> int:
         if self.load.warmup_requests is not None:

@@ -119,6 +119,38 @@ class _Point:
 
     def start(self) -> int:
         plays = [self.deck.next(lane, initial=True) for lane in range(self.cfg.lanes)]
+        if not self.cfg.warmup_per_lane:
+            self._prime(plays)
+            return self.cfg.lanes
+        left = [self.cfg.lanes]
+
+        def lane_warm() -> None:  # the warm-ups' gather resumes the driver two turns later
+            left[0] -= 1
+            if left[0] == 0:
+                self._later(2, lambda: self._prime(plays))
+
+        for lane in range(self.cfg.lanes):
+            self._warm(self.deck.warmup_turns(lane), 0, {}, lane_warm)
+        return self.cfg.lanes
+
+    def _warm(
+        self,
+        turns: list[tuple[Play, int]],
+        k: int,
+        trees: dict[int, _Tree],
+        then: Callable[[], None],
+    ) -> None:
+        """A lane's warm-up requests back to back, as the lane driver sends them."""
+        if k == len(turns):
+            then()
+            return
+        play, i = turns[k]
+        tree = trees.setdefault(play.index, _Tree(play, self.kernel.now_ns()))
+        self.stats.warmup += 1
+        run = _Run(tree, play.session.root, i, self.kernel.now_ns(), None)
+        self._send(run, "warmup", None, lambda: self._warm(turns, k + 1, trees, then))
+
+    def _prime(self, plays: list[Play]) -> None:
         primed = [p for p in plays if self.cfg.primers and p.start_turn > 0]
         left = [len(primed)]
 
@@ -133,7 +165,6 @@ class _Point:
             self._send(run, "primer", None, primer_done)
         if not primed:
             self._open(plays)
-        return self.cfg.lanes
 
     def start_timestamps(self) -> int:
         """Open loop: every turn of every session at its recorded `t_s`, in recorded order,

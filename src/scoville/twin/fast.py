@@ -9,7 +9,7 @@ twin facts (bottleneck shares, KV occupancy, preemptions) come back in `extras`.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -42,16 +42,40 @@ class PointResult:
     end_ns: int  # when the last request of the point (warmup included) ended
 
 
+class _StopGate:
+    """Whether job `i` may still be sent: warmup always; a measured job until `stop` first
+    answers True (asked before each measured send, as the driver asks it; then for good)."""
+
+    def __init__(self, jobs: Sequence[Any], stop: Callable[[], bool] | None) -> None:
+        self.jobs, self.stop, self.halted = jobs, stop, False
+
+    def __call__(self, i: int) -> bool:
+        if self.jobs[i][1] != "measure":
+            return True
+        if not self.halted and self.stop is not None:
+            self.halted = self.stop()
+        return not self.halted
+
+
 def _send_all(
-    cluster: Cluster, kernel: EventKernel, plan: PointPlan, jobs: Sequence[Any], start_ns: int
+    cluster: Cluster,
+    kernel: EventKernel,
+    plan: PointPlan,
+    jobs: Sequence[Any],
+    start_ns: int,
+    on_done: Callable[[Seq], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[Seq]:
     """Closed loop (`concurrency` lanes: the next request goes when one ends) or open loop
-    (sends at `start_ns + arrivals_ns`, queued behind the in-flight cap when there is one)."""
+    (sends at `start_ns + arrivals_ns`, queued behind the in-flight cap when there is one).
+    `on_done` hears each request as it ends; once `stop` answers True before a measured send
+    (statistical stopping, as the driver asks it), no further measured request is sent."""
     done: list[Seq] = []
     closed = plan.arrivals_ns is None
     cap = max(1, plan.concurrency or 1) if closed else plan.concurrency
     queue: deque[int] = deque(range(len(jobs))) if closed else deque()
     in_flight = 0
+    may_send = _StopGate(jobs, stop)
 
     def submit(i: int, t_ns: int) -> None:
         seq = make_seq(i, jobs[i][0], t_ns)
@@ -61,13 +85,20 @@ def _send_all(
     def finished(seq: Seq) -> None:
         nonlocal in_flight
         done.append(seq)
-        if queue:  # its seat passes straight to the next request
+        if on_done is not None:
+            on_done(seq)
+        # its seat passes straight to the next request; an open-loop request queued behind
+        # the cap had arrived (and was let through) before any stop, as in the driver
+        if queue and (not closed or may_send(queue[0])):
             kernel.schedule(seq.end_ns, partial(submit, queue.popleft()))
         else:
+            queue.clear()  # drained, or stopped: nothing more is sent
             in_flight -= 1
 
     def arrive(i: int, t_ns: int) -> None:
         nonlocal in_flight
+        if not may_send(i):
+            return
         if cap is None or in_flight < cap:
             in_flight += 1
             submit(i, t_ns)
@@ -85,19 +116,24 @@ def _send_all(
     return done
 
 
-def simulate_point(cfg: TwinConfig, plan: PointPlan, start_ns: int = 0) -> PointResult:
-    """One point on a fresh deployment, starting at `start_ns`; records in send order."""
+def simulate_point(
+    cfg: TwinConfig,
+    plan: PointPlan,
+    start_ns: int = 0,
+    on_record: OnRecord | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> PointResult:
+    """One point on a fresh deployment, starting at `start_ns`; records in send order.
+    `on_record` hears each record as its request ends (so `stop` can judge the sample)."""
     jobs: list[tuple[GenerateRequest, Phase]] = plan_jobs(plan)
     if plan.arrivals_ns is not None and len(plan.arrivals_ns) != len(jobs):
         raise ValueError(f"{len(plan.arrivals_ns)} arrival times for {len(jobs)} requests")
     kernel = EventKernel(start_ns)
     cluster = Cluster(cfg, kernel)
-    done = _send_all(cluster, kernel, plan, jobs, start_ns)
-    done.sort(key=lambda s: s.rid)
     ones: dict[int, tuple[int, ...]] = {}  # one shared chunk_tokens tuple per length
-    tracker = WindowTracker()
-    records = []
-    for seq in done:
+    by_rid: dict[int, RequestRecord] = {}
+
+    def record_of(seq: Seq) -> None:
         req, phase = jobs[seq.rid]
         scheduled = start_ns + plan.arrivals_ns[seq.rid] if plan.arrivals_ns else None
         tags = {"session_id": seq.session} if seq.session is not None else None
@@ -105,8 +141,15 @@ def simulate_point(cfg: TwinConfig, plan: PointPlan, start_ns: int = 0) -> Point
         record = to_record(
             ex, req, plan.point_id, phase, count_chunk_tokens(ex, None), scheduled, tags=tags
         )
+        by_rid[seq.rid] = record
+        if on_record is not None:
+            on_record(record)
+
+    _send_all(cluster, kernel, plan, jobs, start_ns, record_of, stop)
+    tracker = WindowTracker()
+    records = [by_rid[rid] for rid in sorted(by_rid)]
+    for record in records:
         tracker.add(record)
-        records.append(record)
     end_ns = kernel.now_ns()
     extras = cluster.point_extras()
     extras["n_accelerators"] = cfg.n_accelerators
@@ -124,20 +167,27 @@ class FastExecutor:
         self.t_ns = start_ns
         self.extras: dict[str, dict[str, Any]] = {}
 
-    def simulate(self, plan: PointPlan) -> PointResult:
-        res = simulate_point(self.cfg, plan, self.t_ns)
+    def simulate(
+        self,
+        plan: PointPlan,
+        on_record: OnRecord | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> PointResult:
+        res = simulate_point(self.cfg, plan, self.t_ns, on_record, stop)
         self.extras[plan.point_id] = res.extras
         self.t_ns = res.end_ns + GAP_NS
         return res
 
     async def run_point(
-        self, plan: PointPlan, sink: Sink, on_record: OnRecord | None = None
+        self,
+        plan: PointPlan,
+        sink: Sink,
+        on_record: OnRecord | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> PointWindow:
-        res = self.simulate(plan)
+        res = self.simulate(plan, on_record, stop)
         for r in res.records:
             sink.write(r)
-            if on_record is not None:
-                on_record(r)
         sink.write_window(res.window)
         return res.window
 
