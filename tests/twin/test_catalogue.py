@@ -189,3 +189,34 @@ def test_newer_models_simulate_on_rack_scale_systems() -> None:
         cfg = parse_twin_url(f"twin:GB300/{name}?tp=16&dp_attention=1&precision=fp4")
         res = run_point(cfg, length_requests(4, 512, 4), "c2", concurrency=2)
         assert all(r.ok and r.output_tokens == 4 for r in res.records), name
+
+
+def test_deepseek_v4_pro_kv_bytes_per_token_by_hand() -> None:
+    """V4-Pro, FP8 KV (584 B per entry: 448 FP8 + 64 BF16 elements + 8 B scales; 68 B per
+    indexer key): 30 CSA layers store 584/4 + 68/4 = 163 B per token, 31 HCA layers 584/128 =
+    4.5625 B: 4,890 + 141.4375 = 5,031.4375 B per token. Every one of the 61 layers keeps a
+    128-token raw window: 61 x 584 = 35,624 B per window token. A decoding query reads the top
+    1,024 entries of each CSA layer: 30 x 1,024 x 584 = 17,940,480 B, plus per context token
+    the HCA entries and indexer keys: 141.4375 + 30 x 17 = 651.4375 B."""
+    from scoville.twin.kvlayout import kv_layout
+    from scoville.twin.shape import model_shape
+
+    m = load_catalogue().get_model("DeepSeek-V4-Pro")
+    lay = kv_layout(m, model_shape(m), "fp8")
+    assert lay.store_bytes_per_ctx_token == pytest.approx(5031.4375)
+    assert lay.store_bytes_per_window_token == pytest.approx(35624.0)
+    assert lay.window_tokens == 128
+    assert lay.read_bytes_per_query == pytest.approx(17_940_480.0)
+    assert lay.read_bytes_per_ctx_token == pytest.approx(651.4375)
+    # an 8k-token sequence: 8,192 x 5,031.4375 + 128 x 35,624 = 45,777,408 B (about 46 MB),
+    # where 61 uncompressed 2 x 512 FP8 heads would hold 8,192 x 62,464 = 511.7 MB
+    stored = 8192 * lay.store_bytes_per_ctx_token + 128 * lay.store_bytes_per_window_token
+    assert stored == pytest.approx(45_777_408.0)
+
+
+def test_compressed_attention_entries_are_checked() -> None:
+    cat = load_catalogue()
+    raw = cat.get_model("DeepSeek-V4-Flash").model_dump()
+    raw["compressed_kv"]["compress_ratios"] = [4, 128]
+    with pytest.raises(ValueError, match="one ratio per layer"):
+        type(cat.get_model("DeepSeek-V4-Flash")).model_validate(raw)
