@@ -220,3 +220,31 @@ def test_compressed_attention_entries_are_checked() -> None:
     raw["compressed_kv"]["compress_ratios"] = [4, 128]
     with pytest.raises(ValueError, match="one ratio per layer"):
         type(cat.get_model("DeepSeek-V4-Flash")).model_validate(raw)
+
+
+def test_v4_kv_cache_against_v32_matches_the_technical_report() -> None:
+    """The DeepSeek-V4 report's figure 1: at 1M tokens the accumulated KV cache is 9.5x smaller
+    than V3.2's for V4-Pro and 13.7x smaller for V4-Flash. By hand (FP8): V3.2 stores
+    61 x (656 + 132) = 48,068 B per token; V4-Pro 1,048,576 x 5,031.4375 + 128 x 35,624 B,
+    ratio 9.55; V4-Flash 21 x (146 + 17) + 20 x 4.5625 = 3,514.25 B per token plus 128 x 43 x
+    584 B of window, ratio 13.67."""
+    from scoville.twin.kvlayout import kv_layout
+    from scoville.twin.shape import model_shape
+
+    cat = load_catalogue()
+
+    def stored(name: str, ctx: int) -> float:
+        m = cat.get_model(name)
+        lay = kv_layout(m, model_shape(m), "fp8")
+        window = min(ctx, lay.window_tokens)
+        return ctx * lay.store_bytes_per_ctx_token + window * lay.store_bytes_per_window_token
+
+    ctx = 1_048_576
+    assert stored("DeepSeek-V3.2", 1) == pytest.approx(48_068.0)
+    assert stored("DeepSeek-V4-Flash", ctx) == pytest.approx(ctx * 3514.25 + 128 * 43 * 584)
+    assert stored("DeepSeek-V3.2", ctx) / stored("DeepSeek-V4-Pro", ctx) == pytest.approx(
+        9.5, rel=0.01
+    )
+    assert stored("DeepSeek-V3.2", ctx) / stored("DeepSeek-V4-Flash", ctx) == pytest.approx(
+        13.7, rel=0.01
+    )

@@ -102,14 +102,14 @@ class WeightFormats(_Entry):
 
 
 class CompressedKv(_Entry):
-    """Compressed attention as in DeepSeek V4 (CSA / HCA): every layer keeps the raw KV of the
-    last `window_tokens` tokens; a layer of ratio r > 0 also stores one KV entry per r tokens
-    (0 = window only). Layers of ratio `sparse_ratio` keep an indexer key per entry and read
-    only `index_topk` entries per query token; the others read all of theirs. Entry sizes are
-    catalogue facts per KV dtype (bytes of one stored entry, scales included), as the serving
-    engines lay them out."""
+    """Compressed / sparse attention as in DeepSeek V4 (CSA / HCA) and V3.2 (DSA: every ratio
+    1, no window): every layer keeps the raw KV of the last `window_tokens` tokens; a layer of
+    ratio r > 0 also stores one KV entry per r tokens (0 = window only). Layers of ratio
+    `sparse_ratio` keep an indexer key per entry and read only `index_topk` entries per query
+    token; the others read all of theirs. Entry sizes are catalogue facts per KV dtype (bytes
+    of one stored entry, scales included), as the serving engines lay them out."""
 
-    window_tokens: int = Field(..., ge=1)
+    window_tokens: int = Field(..., ge=0, description="Raw window per layer; 0 = none.")
     compress_ratios: tuple[int, ...] = Field(..., min_length=1, description="One per layer.")
     sparse_ratio: int = Field(4, ge=1)
     index_topk: int = Field(..., ge=1)
@@ -177,6 +177,8 @@ class ModelArch(_Entry):
             raise ValueError("MLA attention needs kv_lora_rank and qk_rope_head_dim >= 1")
         if self.attention == "csa":
             self._check_csa()
+        if self.compressed_kv and len(self.compressed_kv.compress_ratios) != self.num_layers:
+            raise ValueError("compressed_kv.compress_ratios needs one ratio per layer")
         if self.num_routed_experts and not 1 <= self.experts_per_token <= self.num_routed_experts:
             raise ValueError("experts_per_token must be in 1..num_routed_experts")
         if self.first_k_dense_layers > self.num_layers:
@@ -191,10 +193,10 @@ class ModelArch(_Entry):
 
     def _check_csa(self) -> None:
         ckv = self.compressed_kv
-        if ckv is None or self.head_dim < 1 or self.num_kv_heads != 1:
-            raise ValueError("CSA attention needs compressed_kv, head_dim and num_kv_heads 1")
-        if len(ckv.compress_ratios) != self.num_layers:
-            raise ValueError("compressed_kv.compress_ratios needs one ratio per layer")
+        if ckv is None or self.head_dim < 1 or self.num_kv_heads != 1 or not ckv.window_tokens:
+            raise ValueError(
+                "CSA attention needs compressed_kv with a window, head_dim and num_kv_heads 1"
+            )
         if self.o_lora_rank and self.o_groups < 1:
             raise ValueError("o_lora_rank needs o_groups >= 1")
 

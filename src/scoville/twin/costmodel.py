@@ -171,7 +171,7 @@ class StepModel:
 
     def _init_attention(self, shape: ModelShape, par: Parallel) -> None:
         m = self.model
-        lay = kv_layout(m, shape, par.kv_dtype)
+        lay = self.kv_layout = kv_layout(m, shape, par.kv_dtype)
         # GQA KV heads split over TP (replicated beyond n_kv_heads); MLA's latent is replicated
         # on TP ranks; data-parallel attention gives each rank its own sequences (sharded).
         if par.dp_attention:
@@ -302,19 +302,22 @@ class StepModel:
             ops.append(self._experts(tokens))
         # a prompt's attention runs on its own rank under data-parallel attention
         pf_ranks = self.dp / min(self.dp, max(1, b.n_prefill_chunks))
+        # sparse top-k reads: per query row, a share of the top-k while contexts are short
+        dec_q = b.n_decode * self.kv_layout.sparse_fill(b.decode_ctx_tokens, b.n_decode)
+        pf_q = b.prefill_tokens * self.kv_layout.sparse_fill(b.prefill_pairs, b.prefill_tokens)
         attn_flops = (
             self.attn_decode_full * b.decode_ctx_tokens
             + self.attn_decode_swa * b.decode_ctx_swa_tokens
-            + self.attn_per_query * b.n_decode
+            + self.attn_per_query * dec_q
         ) * rows + pf_ranks * (
             self.attn_prefill_full * b.prefill_pairs
             + self.attn_prefill_swa * b.prefill_pairs_swa
-            + self.attn_per_query * b.prefill_tokens
+            + self.attn_per_query * pf_q
         )
         kv_read = (
             self.kv_read_bytes_per_token * (b.decode_ctx_tokens + b.prefill_ctx_read_tokens)
             + self.kv_swa_bytes_per_token * b.decode_ctx_swa_tokens
-            + self.kv_read_bytes_per_query * b.n_decode * rows
+            + self.kv_read_bytes_per_query * dec_q * rows
         )
         kv_write = tokens * (self.kv_full_bytes_per_token + self.kv_swa_bytes_per_token)
         ops.append(

@@ -17,9 +17,9 @@ KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
 class KvLayout:
     """Per whole model (all layers, one replica). Three kinds of term: per token of context
     (`*_per_ctx_token`), per token inside the window (`*_per_window_token`, capped at
-    `window_tokens` per sequence), and per query row whatever the context (`*_per_query`,
-    the top-k entries a sparse layer reads). Prefill FLOPs use causal pairs in place of
-    context tokens."""
+    `window_tokens` per sequence), and per query row (`*_per_query`, the top-k entries a
+    sparse layer reads once the context holds `sparse_full_ctx_tokens` tokens, a share of
+    them before). Prefill FLOPs use causal pairs in place of context tokens."""
 
     store_bytes_per_ctx_token: float
     store_bytes_per_window_token: float
@@ -31,6 +31,14 @@ class KvLayout:
     prefill_flops_per_pair: float
     prefill_flops_per_window_pair: float
     flops_per_query: float
+    sparse_full_ctx_tokens: float = 0.0
+
+    def sparse_fill(self, ctx_tokens: float, queries: float) -> float:
+        """Share of the top-k read at the mean context of `queries` rows (1 once full). Per
+        sequence it is min(1, ctx / full); at the mean it is an upper bound of the mean."""
+        if queries <= 0 or self.sparse_full_ctx_tokens <= 0:
+            return 1.0
+        return min(1.0, ctx_tokens / queries / self.sparse_full_ctx_tokens)
 
 
 def kv_layout(m: ModelArch, shape: ModelShape, kv_dtype: str) -> KvLayout:
@@ -56,12 +64,12 @@ def kv_layout(m: ModelArch, shape: ModelShape, kv_dtype: str) -> KvLayout:
 def _compressed(ckv: CompressedKv, shape: ModelShape, kv_dtype: str) -> KvLayout:
     """Every layer: the raw window. A dense compressed layer (ratio r): 1/r entry per token,
     all read. A sparse layer (ratio `sparse_ratio`): 1/r entry and 1/r indexer key per token;
-    the indexer scores every key, attention reads `index_topk` entries per query row (exact
-    once the context holds that many entries, an upper bound before)."""
+    the indexer scores every key, attention reads `index_topk` entries per query row (fewer
+    while the context holds fewer entries: `sparse_fill`)."""
     entry_b = ckv.entry_bytes[kv_dtype]  # type: ignore[index]
     sparse = [r for r in ckv.compress_ratios if r == ckv.sparse_ratio]
     dense = [r for r in ckv.compress_ratios if r > 0 and r != ckv.sparse_ratio]
-    n_layers = len(ckv.compress_ratios)
+    n_window = len(ckv.compress_ratios) if ckv.window_tokens else 0
     dense_entries = sum(1.0 / r for r in dense)  # entries per context token, all layers
     sparse_entries = sum(1.0 / r for r in sparse)
     pair = float(shape.attn_flops_per_pair_per_layer)
@@ -70,13 +78,14 @@ def _compressed(ckv: CompressedKv, shape: ModelShape, kv_dtype: str) -> KvLayout
     index_bytes = ckv.index_entry_bytes * sparse_entries
     return KvLayout(
         store_bytes_per_ctx_token=entry_b * (dense_entries + sparse_entries) + index_bytes,
-        store_bytes_per_window_token=entry_b * n_layers,
+        store_bytes_per_window_token=entry_b * n_window,
         window_tokens=ckv.window_tokens,
         read_bytes_per_ctx_token=entry_b * dense_entries + index_bytes,
         read_bytes_per_query=entry_b * ckv.index_topk * len(sparse),
         decode_flops_per_ctx_token=pair * dense_entries + index_flops,
-        decode_flops_per_window_token=pair * n_layers,
+        decode_flops_per_window_token=pair * n_window,
         prefill_flops_per_pair=pf_pair * dense_entries + index_flops,
-        prefill_flops_per_window_pair=pf_pair * n_layers,
+        prefill_flops_per_window_pair=pf_pair * n_window,
         flops_per_query=pair * ckv.index_topk * len(sparse),
+        sparse_full_ctx_tokens=float(ckv.sparse_ratio * ckv.index_topk) if sparse else 0.0,
     )
