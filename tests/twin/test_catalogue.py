@@ -189,3 +189,62 @@ def test_newer_models_simulate_on_rack_scale_systems() -> None:
         cfg = parse_twin_url(f"twin:GB300/{name}?tp=16&dp_attention=1&precision=fp4")
         res = run_point(cfg, length_requests(4, 512, 4), "c2", concurrency=2)
         assert all(r.ok and r.output_tokens == 4 for r in res.records), name
+
+
+def test_deepseek_v4_pro_kv_bytes_per_token_by_hand() -> None:
+    """V4-Pro, FP8 KV (584 B per entry: 448 FP8 + 64 BF16 elements + 8 B scales; 68 B per
+    indexer key): 30 CSA layers store 584/4 + 68/4 = 163 B per token, 31 HCA layers 584/128 =
+    4.5625 B: 4,890 + 141.4375 = 5,031.4375 B per token. Every one of the 61 layers keeps a
+    128-token raw window: 61 x 584 = 35,624 B per window token. A decoding query reads the top
+    1,024 entries of each CSA layer: 30 x 1,024 x 584 = 17,940,480 B, plus per context token
+    the HCA entries and indexer keys: 141.4375 + 30 x 17 = 651.4375 B."""
+    from scoville.twin.kvlayout import kv_layout
+    from scoville.twin.shape import model_shape
+
+    m = load_catalogue().get_model("DeepSeek-V4-Pro")
+    lay = kv_layout(m, model_shape(m), "fp8")
+    assert lay.store_bytes_per_ctx_token == pytest.approx(5031.4375)
+    assert lay.store_bytes_per_window_token == pytest.approx(35624.0)
+    assert lay.window_tokens == 128
+    assert lay.read_bytes_per_query == pytest.approx(17_940_480.0)
+    assert lay.read_bytes_per_ctx_token == pytest.approx(651.4375)
+    # an 8k-token sequence: 8,192 x 5,031.4375 + 128 x 35,624 = 45,777,408 B (about 46 MB),
+    # where 61 uncompressed 2 x 512 FP8 heads would hold 8,192 x 62,464 = 511.7 MB
+    stored = 8192 * lay.store_bytes_per_ctx_token + 128 * lay.store_bytes_per_window_token
+    assert stored == pytest.approx(45_777_408.0)
+
+
+def test_compressed_attention_entries_are_checked() -> None:
+    cat = load_catalogue()
+    raw = cat.get_model("DeepSeek-V4-Flash").model_dump()
+    raw["compressed_kv"]["compress_ratios"] = [4, 128]
+    with pytest.raises(ValueError, match="one ratio per layer"):
+        type(cat.get_model("DeepSeek-V4-Flash")).model_validate(raw)
+
+
+def test_v4_kv_cache_against_v32_matches_the_technical_report() -> None:
+    """The DeepSeek-V4 report's figure 1: at 1M tokens the accumulated KV cache is 9.5x smaller
+    than V3.2's for V4-Pro and 13.7x smaller for V4-Flash. By hand (FP8): V3.2 stores
+    61 x (656 + 132) = 48,068 B per token; V4-Pro 1,048,576 x 5,031.4375 + 128 x 35,624 B,
+    ratio 9.55; V4-Flash 21 x (146 + 17) + 20 x 4.5625 = 3,514.25 B per token plus 128 x 43 x
+    584 B of window, ratio 13.67."""
+    from scoville.twin.kvlayout import kv_layout
+    from scoville.twin.shape import model_shape
+
+    cat = load_catalogue()
+
+    def stored(name: str, ctx: int) -> float:
+        m = cat.get_model(name)
+        lay = kv_layout(m, model_shape(m), "fp8")
+        window = min(ctx, lay.window_tokens)
+        return ctx * lay.store_bytes_per_ctx_token + window * lay.store_bytes_per_window_token
+
+    ctx = 1_048_576
+    assert stored("DeepSeek-V3.2", 1) == pytest.approx(48_068.0)
+    assert stored("DeepSeek-V4-Flash", ctx) == pytest.approx(ctx * 3514.25 + 128 * 43 * 584)
+    assert stored("DeepSeek-V3.2", ctx) / stored("DeepSeek-V4-Pro", ctx) == pytest.approx(
+        9.5, rel=0.01
+    )
+    assert stored("DeepSeek-V3.2", ctx) / stored("DeepSeek-V4-Flash", ctx) == pytest.approx(
+        13.7, rel=0.01
+    )

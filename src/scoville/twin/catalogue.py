@@ -101,13 +101,41 @@ class WeightFormats(_Entry):
     embeddings: WeightFormat = "bf16"
 
 
+class CompressedKv(_Entry):
+    """Compressed / sparse attention as in DeepSeek V4 (CSA / HCA) and V3.2 (DSA: every ratio
+    1, no window): every layer keeps the raw KV of the last `window_tokens` tokens; a layer of
+    ratio r > 0 also stores one KV entry per r tokens (0 = window only). Layers of ratio
+    `sparse_ratio` keep an indexer key per entry and read only `index_topk` entries per query
+    token; the others read all of theirs. Entry sizes are catalogue facts per KV dtype (bytes
+    of one stored entry, scales included), as the serving engines lay them out."""
+
+    window_tokens: int = Field(..., ge=0, description="Raw window per layer; 0 = none.")
+    compress_ratios: tuple[int, ...] = Field(..., min_length=1, description="One per layer.")
+    sparse_ratio: int = Field(4, ge=1)
+    index_topk: int = Field(..., ge=1)
+    index_n_heads: int = Field(..., ge=1)
+    index_head_dim: int = Field(..., ge=1)
+    entry_bytes: dict[Literal["bf16", "fp8"], float] = Field(
+        ..., description="Bytes of one stored KV entry (K = V) per KV-cache dtype."
+    )
+    index_entry_bytes: float = Field(..., gt=0, description="Bytes of one indexer key.")
+
+    @model_validator(mode="after")
+    def _complete(self) -> CompressedKv:
+        if set(self.entry_bytes) != {"bf16", "fp8"}:
+            raise ValueError("entry_bytes needs both bf16 and fp8")
+        if any(r < 0 for r in self.compress_ratios):
+            raise ValueError("compress_ratios must be >= 0")
+        return self
+
+
 class ModelArch(_Entry):
     """A model's architecture, as its config.json states it."""
 
     name: str
     aliases: tuple[str, ...] = ()
     hf_repo: str = ""
-    attention: Literal["gqa", "mla"] = "gqa"
+    attention: Literal["gqa", "mla", "csa"] = "gqa"
     num_layers: int = Field(..., ge=1)
     hidden_size: int = Field(..., ge=1)
     num_attention_heads: int = Field(..., ge=1)
@@ -118,6 +146,9 @@ class ModelArch(_Entry):
     qk_rope_head_dim: int = Field(0, ge=0)
     qk_nope_head_dim: int = Field(0, ge=0)
     v_head_dim: int = Field(0, ge=0)
+    o_lora_rank: int = Field(0, ge=0, description="Grouped low-rank output projection rank.")
+    o_groups: int = Field(0, ge=0)
+    compressed_kv: CompressedKv | None = None
     intermediate_size: int = Field(0, ge=0)
     moe_intermediate_size: int = Field(0, ge=0)
     num_routed_experts: int = Field(0, ge=0)
@@ -144,6 +175,10 @@ class ModelArch(_Entry):
             raise ValueError("GQA attention needs num_kv_heads >= 1 and head_dim >= 1")
         if self.attention == "mla" and (self.kv_lora_rank < 1 or self.qk_rope_head_dim < 1):
             raise ValueError("MLA attention needs kv_lora_rank and qk_rope_head_dim >= 1")
+        if self.attention == "csa":
+            self._check_csa()
+        if self.compressed_kv and len(self.compressed_kv.compress_ratios) != self.num_layers:
+            raise ValueError("compressed_kv.compress_ratios needs one ratio per layer")
         if self.num_routed_experts and not 1 <= self.experts_per_token <= self.num_routed_experts:
             raise ValueError("experts_per_token must be in 1..num_routed_experts")
         if self.first_k_dense_layers > self.num_layers:
@@ -155,6 +190,15 @@ class ModelArch(_Entry):
         if self.num_routed_experts == 0 and self.first_k_dense_layers < self.num_layers:
             raise ValueError("a dense model must have first_k_dense_layers == num_layers")
         return self
+
+    def _check_csa(self) -> None:
+        ckv = self.compressed_kv
+        if ckv is None or self.head_dim < 1 or self.num_kv_heads != 1 or not ckv.window_tokens:
+            raise ValueError(
+                "CSA attention needs compressed_kv with a window, head_dim and num_kv_heads 1"
+            )
+        if self.o_lora_rank and self.o_groups < 1:
+            raise ValueError("o_lora_rank needs o_groups >= 1")
 
     @property
     def is_moe(self) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from scoville.errors import TargetError
 from scoville.twin.catalogue import BITS_PER_WEIGHT, Hardware, ModelArch
 from scoville.twin.comm import Fabric, alltoall_s
+from scoville.twin.kvlayout import KV_BYTES, kv_layout
 from scoville.twin.layout import (
     Efficiency,
     KvDtype,
@@ -30,8 +31,6 @@ from scoville.twin.shape import (
     expected_distinct_experts,
     model_shape,
 )
-
-KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
 
 __all__ = [
     "KV_BYTES",
@@ -172,27 +171,25 @@ class StepModel:
 
     def _init_attention(self, shape: ModelShape, par: Parallel) -> None:
         m = self.model
-        kv_byte = KV_BYTES[par.kv_dtype]
-        per_layer = shape.kv_elems_per_token_per_layer * kv_byte
+        lay = self.kv_layout = kv_layout(m, shape, par.kv_dtype)
         # GQA KV heads split over TP (replicated beyond n_kv_heads); MLA's latent is replicated
         # on TP ranks; data-parallel attention gives each rank its own sequences (sharded).
         if par.dp_attention:
             self.kv_shard = par.tp
         else:
-            self.kv_shard = min(par.tp, m.num_kv_heads) if m.attention == "gqa" else 1
+            self.kv_shard = min(par.tp, m.num_kv_heads) if m.attention != "mla" else 1
         self.kv_shard *= par.pp  # each stage stores the KV of its own layers
-        self.kv_full_bytes_per_token = per_layer * shape.n_full_layers  # whole replica
-        self.kv_swa_bytes_per_token = per_layer * shape.n_swa_layers
-        self.window_tokens = m.sliding_window if shape.n_swa_layers else 0
+        self.kv_full_bytes_per_token = lay.store_bytes_per_ctx_token  # whole replica
+        self.kv_swa_bytes_per_token = lay.store_bytes_per_window_token
+        self.window_tokens = lay.window_tokens
+        self.kv_read_bytes_per_token = lay.read_bytes_per_ctx_token
+        self.kv_read_bytes_per_query = lay.read_bytes_per_query
         heads = par.tp
-        self.attn_decode_full = shape.attn_flops_per_pair_per_layer * shape.n_full_layers / heads
-        self.attn_decode_swa = shape.attn_flops_per_pair_per_layer * shape.n_swa_layers / heads
-        self.attn_prefill_full = (
-            shape.attn_prefill_flops_per_pair_per_layer * shape.n_full_layers / heads
-        )
-        self.attn_prefill_swa = (
-            shape.attn_prefill_flops_per_pair_per_layer * shape.n_swa_layers / heads
-        )
+        self.attn_decode_full = lay.decode_flops_per_ctx_token / heads
+        self.attn_decode_swa = lay.decode_flops_per_window_token / heads
+        self.attn_prefill_full = lay.prefill_flops_per_pair / heads
+        self.attn_prefill_swa = lay.prefill_flops_per_window_pair / heads
+        self.attn_per_query = lay.flops_per_query / heads
 
     def _init_comm(self, hw: Hardware, model: ModelArch, par: Parallel) -> None:
         self.link_bytes_per_s = self.fabric.scaleup.bytes_per_s
@@ -305,15 +302,22 @@ class StepModel:
             ops.append(self._experts(tokens))
         # a prompt's attention runs on its own rank under data-parallel attention
         pf_ranks = self.dp / min(self.dp, max(1, b.n_prefill_chunks))
+        # sparse top-k reads: per query row, a share of the top-k while contexts are short
+        dec_q = b.n_decode * self.kv_layout.sparse_fill(b.decode_ctx_tokens, b.n_decode)
+        pf_q = b.prefill_tokens * self.kv_layout.sparse_fill(b.prefill_pairs, b.prefill_tokens)
         attn_flops = (
             self.attn_decode_full * b.decode_ctx_tokens
             + self.attn_decode_swa * b.decode_ctx_swa_tokens
+            + self.attn_per_query * dec_q
         ) * rows + pf_ranks * (
-            self.attn_prefill_full * b.prefill_pairs + self.attn_prefill_swa * b.prefill_pairs_swa
+            self.attn_prefill_full * b.prefill_pairs
+            + self.attn_prefill_swa * b.prefill_pairs_swa
+            + self.attn_per_query * pf_q
         )
         kv_read = (
-            self.kv_full_bytes_per_token * (b.decode_ctx_tokens + b.prefill_ctx_read_tokens)
+            self.kv_read_bytes_per_token * (b.decode_ctx_tokens + b.prefill_ctx_read_tokens)
             + self.kv_swa_bytes_per_token * b.decode_ctx_swa_tokens
+            + self.kv_read_bytes_per_query * dec_q * rows
         )
         kv_write = tokens * (self.kv_full_bytes_per_token + self.kv_swa_bytes_per_token)
         ops.append(

@@ -66,6 +66,10 @@ def model_shape(m: ModelArch) -> ModelShape:
         # absorbed decode: scores over (kv_lora + rope), values over kv_lora
         decode_pair = 2 * m.num_attention_heads * (2 * m.kv_lora_rank + m.qk_rope_head_dim)
         prefill_pair = 2 * m.num_attention_heads * (qk + m.v_head_dim)
+    elif m.attention == "csa":
+        attn = _csa_attention_params(m)
+        kv_elems = m.head_dim  # one entry serves as K and V
+        decode_pair = prefill_pair = 2 * m.num_attention_heads * 2 * m.head_dim
     else:
         hd = m.head_dim
         attn = h * hd * (2 * m.num_attention_heads + 2 * m.num_kv_heads)
@@ -88,6 +92,16 @@ def model_shape(m: ModelArch) -> ModelShape:
         attn_prefill_flops_per_pair_per_layer=prefill_pair,
         n_routed_experts=m.num_routed_experts,
     )
+
+
+def _csa_attention_params(m: ModelArch) -> int:
+    """DeepSeek V4 attention: low-rank query (h -> q_lora -> heads x head_dim), one shared K = V
+    projection (h -> head_dim), grouped low-rank output (heads x head_dim -> o_groups x o_lora
+    -> h). The KV compressors and the indexer (about 1.2 B of V4-Pro's 1.6 T) are not counted."""
+    h, n, hd = m.hidden_size, m.num_attention_heads, m.head_dim
+    q = h * m.q_lora_rank + m.q_lora_rank * n * hd if m.q_lora_rank else h * n * hd
+    o = n * hd * m.o_lora_rank + m.o_groups * m.o_lora_rank * h if m.o_lora_rank else n * hd * h
+    return q + h * hd + o
 
 
 def effective_formats(m: ModelArch, precision: Precision) -> dict[str, str]:
@@ -130,7 +144,7 @@ def activation_bytes_per_token(
         o = m.num_attention_heads * m.v_head_dim
     else:
         q = o = m.num_attention_heads * m.head_dim
-        kv = 2 * m.num_kv_heads * m.head_dim
+        kv = (1 if m.attention == "csa" else 2) * m.num_kv_heads * m.head_dim
     if dp_attention:
         per_layer = (4 * h + 2 * (q + kv + o)) / tp
         mlp_dense = (2 * h + 6 * m.intermediate_size) * shape.n_dense_layers / tp
