@@ -86,24 +86,33 @@ NGRAM_DRAFT_TOKENS = 8  # hits on short answers); tokens drafted per hit
 
 
 def with_url_options(cfg: EmbeddedConfig, url: str) -> EmbeddedConfig:
-    """`cfg` with the modes of `embedded?kv=q4_0&spec=ngram` applied."""
+    """`cfg` with the modes of `embedded?kv=q4_0&spec=ngram&slots=2&threads=1` applied:
+    `slots` caps llama.cpp's parallel sequences below the sweep's largest concurrency (the
+    rest queue in the server), `threads` sets its compute threads."""
     _, _, query = url.partition("?")
-    allowed = {"kv": ("kv_cache", KV_TYPES), "spec": ("speculative", SPEC_MODES)}
+    choices = {"kv": KV_TYPES, "spec": SPEC_MODES}
     out: dict[str, str] = {}
     for part in filter(None, query.split("&")):
         key, _, value = part.partition("=")
-        if key not in allowed or value not in allowed[key][1]:
+        ok = value in choices[key] if key in choices else key in _COUNTS and value.isdigit()
+        if not ok or (key in _COUNTS and int(value) < 1):
             raise TargetError(
                 f"Unknown embedded option '{part}' in '{url}'. Options: kv={'|'.join(KV_TYPES)} "
                 f"(KV-cache type), spec={'|'.join(SPEC_MODES)} (self-speculative decoding), "
-                "e.g. 'embedded?kv=q4_0'."
+                "slots=N (llama.cpp's parallel sequences, at most the largest concurrency), "
+                "threads=N (llama.cpp's compute threads), e.g. 'embedded?kv=q4_0'."
             )
-        out[allowed[key][0]] = value
+        out[key] = value
     return dataclasses.replace(
         cfg,
-        kv_cache=out.get("kv_cache", cfg.kv_cache),
-        speculative=out.get("speculative", cfg.speculative),
+        kv_cache=out.get("kv", cfg.kv_cache),
+        speculative=out.get("spec", cfg.speculative),
+        parallel=min(int(out.get("slots", cfg.parallel)), cfg.parallel),
+        threads=int(out.get("threads", cfg.threads)),
     )
+
+
+_COUNTS = ("slots", "threads")
 
 
 def _apply_modes(p: object, cfg: EmbeddedConfig) -> None:

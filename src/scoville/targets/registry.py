@@ -40,7 +40,7 @@ def open_embedded(spec: BenchmarkSpec) -> Target:
         raise
     facts: dict[str, object] = {
         "server": "llama.cpp (xllamacpp)",
-        "slots": slots,
+        "slots": server.cfg.parallel,
         "ctx_per_slot": ctx,
         "threads": server_threads(server.cfg.threads),
         "cache_ram_mib": server.cfg.cache_ram_mib,
