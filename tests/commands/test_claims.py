@@ -4,27 +4,15 @@ with small twin runs (virtual time, a few seconds)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
+from clirun import scoville
+
 ROOT = Path(__file__).resolve().parents[2]
 JALAPENO = ROOT / "examples" / "claims" / "jalapeno-2026-08.yaml"
-
-
-def scoville(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scoville.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def claim_file(tmp_path: Path) -> Path:

@@ -5,27 +5,15 @@ profile into every spec and twin run, and a per-kW claim is judged at the bounda
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from clirun import scoville
+
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = ROOT / "examples" / "economics" / "power-profile.yaml"
-
-
-def scoville(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scoville.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def claim_file(tmp_path: Path, boundary: str, watts: tuple[float, float]) -> Path:

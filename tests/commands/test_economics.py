@@ -4,27 +4,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
+from clirun import scoville
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "analysis" / "data"
 TCO = ROOT / "examples" / "economics" / "tco.yaml"
-
-
-def scoville(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scoville.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},  # rich wraps table cells at the default 80
-    )
 
 
 def summary(tmp_path: Path, system: str, isl: int) -> Path:

@@ -5,28 +5,16 @@ figures named by boundary, a report with the power and economics sections, `comp
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from clirun import scoville
+
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = ROOT / "examples" / "economics" / "power-profile.yaml"
 TCO = ROOT / "examples" / "economics" / "tco.yaml"
-
-
-def scoville(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scoville.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def simulate(tmp_path: Path, hardware: str) -> Path:
