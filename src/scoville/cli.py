@@ -203,8 +203,9 @@ def run(
 
 
 # Exit codes (README "Exit codes"): 0 every point valid; 2 bad input; 3 a point is invalid;
-# 4 a file of the run could not be written; 130 / 143 stopped by SIGINT / SIGTERM.
-EXIT_INVALID, EXIT_STORAGE = 3, 4
+# 4 a file of the run could not be written; 5 every point valid but the run's quality pass
+# found the target not qualified; 130 / 143 stopped by SIGINT / SIGTERM.
+EXIT_INVALID, EXIT_STORAGE, EXIT_UNQUALIFIED = 3, 4, 5
 EXIT_STOPPED = {"SIGINT": 130, "SIGTERM": 143}
 
 
@@ -237,6 +238,8 @@ def _finish(result: RunResult) -> None:
         raise typer.Exit(EXIT_STOPPED.get(result.stopped, 130))
     if bad:
         raise typer.Exit(EXIT_INVALID)
+    if any(p.get("quality_status") == "not qualified" for p in result.summary["points"]):
+        raise typer.Exit(EXIT_UNQUALIFIED)  # the quality line above says why
 
 
 @app.command("serve-embedded")
