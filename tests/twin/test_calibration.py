@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from clirun import scoville
 from scoville.commands.twin import app
 from scoville.twin.calibration import explain, load_points, validate
 from scoville.twin.catalogue import load_catalogue
@@ -75,7 +76,29 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
     for p in late:
         assert p.added is not None and p.added > book.frozen.date and not p.fitted
     assert "GB300" in {parse_twin_url(p.url).hardware.name for p in late}
-    assert all(p.added is None for p in book.points if p.split != "late")
+    assert all(p.added is None for p in book.points if p.split not in ("late", "blind"))
+
+
+def test_blind_rows_are_frozen_with_their_date_and_share_nothing_with_other_splits() -> None:
+    from scoville.twin.calibration import load_book
+
+    book = load_book()
+    blind = [p for p in book.points if p.split == "blind"]
+    assert len(blind) >= 15 and book.frozen.blind.startswith("frozen 2026-12-01T10:22Z")
+    for p in blind:
+        assert p.added == "2026-12-01T10:22Z" and p.added > book.frozen.date and not p.fitted
+    others = [p for p in book.points if p.split != "blind"]
+    # no blind row repeats a point of another split (same system, model, lengths, concurrency)
+    key = lambda p: (p.url.split("?")[0], p.isl_tokens, p.osl_tokens, p.concurrency)  # noqa: E731
+    assert not {key(p) for p in blind} & {key(p) for p in others}
+    models = {parse_twin_url(p.url).model.name for p in blind}
+    assert models == {"Qwen3.5-397B-A17B", "GLM-5", "Kimi-K2.5"}
+
+
+def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
+    r = scoville("twin", "validate", "--split", "hidden")
+    assert r.returncode == 2, r.stderr
+    assert "--split must be test, dev, seed, late, blind or all." in r.stdout + r.stderr
 
 
 def test_errors_by_regime_take_medians_and_signed_bias() -> None:

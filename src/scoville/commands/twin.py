@@ -253,7 +253,10 @@ def validate_cmd(
     ] = None,
     split: Annotated[
         str,
-        typer.Option(help="test (held out), dev, seed, late (added after the freeze) or all."),
+        typer.Option(
+            help="test (held out), dev, seed, late (added after the freeze), blind (frozen "
+            "before the twin ever ran on them) or all."
+        ),
     ] = "test",
     only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
     quick: Annotated[bool, typer.Option(help="Fewer requests per point (as `twin fit`).")] = False,
@@ -261,8 +264,8 @@ def validate_cmd(
     """Predicted vs published on the frozen test split, with error by regime and signed bias."""
     from scoville.twin.calibration import load_book, validate
 
-    if split not in ("test", "dev", "seed", "late", "all"):
-        raise UserError("--split must be test, dev, seed, late or all.")
+    if split not in ("test", "dev", "seed", "late", "blind", "all"):
+        raise UserError("--split must be test, dev, seed, late, blind or all.")
     book = load_book()
     points = [
         p
@@ -293,6 +296,8 @@ def validate_cmd(
         console.print(f"erratum: {escape(e)}")
     if book.frozen.late and split in ("late", "all"):
         console.print(f"late rows: {escape(book.frozen.late)}")
+    if book.frozen.blind and split in ("blind", "all"):
+        console.print(f"blind rows: {escape(book.frozen.blind)}")
     for p in points:
         console.print(f"{p.id}: {escape(p.source)}")
 
@@ -300,7 +305,7 @@ def validate_cmd(
 def _print_regimes(rows: list[Comparison], split: str) -> None:
     from scoville.twin.calibration import by_regime
 
-    splits = ("test", "dev", "seed", "late") if split == "all" else (split,)
+    splits = ("test", "dev", "seed", "late", "blind") if split == "all" else (split,)
     for sp in splits:
         regs = by_regime(rows, sp)
         if not regs:

@@ -34,8 +34,10 @@ class Published(BaseModel):
     peak_tput_per_gpu: float | None = Field(None, description="max tput_per_gpu over the sweep")
 
 
-# late: held out like test, but added after the freeze; reported on its own, never mixed
-Split = Literal["dev", "test", "seed", "late"]
+# late: held out like test, but added after the freeze; reported on its own, never mixed.
+# blind: gathered and frozen before the twin was ever run on them; reported on their own.
+Split = Literal["dev", "test", "seed", "late", "blind"]
+ADDED_SPLITS = ("late", "blind")  # the splits whose rows say when they were added
 
 
 class CalPoint(BaseModel):
@@ -49,7 +51,9 @@ class CalPoint(BaseModel):
     range_ratio: float = Field(1.0, gt=0, le=1, description="lengths in [ratio*L, L]")
     published: Published
     split: Split = Field(
-        ..., description="dev: may be fitted; test: held out; seed: derived; late: added after"
+        ...,
+        description="dev: may be fitted; test: held out; seed: derived; late: added after; "
+        "blind: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
     fitted: tuple[str, ...] = Field((), description="knobs fitted to this point (dev only)")
@@ -63,6 +67,7 @@ class Frozen(BaseModel):
     note: str = ""
     errata: tuple[str, ...] = ()
     late: str = ""  # how rows added after the freeze are labelled
+    blind: str = ""  # when the blind split was frozen, and what was seen before
 
 
 class CalBook(BaseModel):
@@ -82,8 +87,10 @@ def load_book() -> CalBook:
     for p in book.points:
         if p.fitted and p.split != "dev":
             raise ValueError(f"calibration point {p.id}: only dev points may be fitted")
-        if (p.split == "late") != (p.added is not None):
-            raise ValueError(f"calibration point {p.id}: late rows, and only they, say `added`")
+        if (p.split in ADDED_SPLITS) != (p.added is not None):
+            raise ValueError(
+                f"calibration point {p.id}: late and blind rows, and only they, say `added`"
+            )
     return book
 
 
@@ -94,7 +101,7 @@ def load_points() -> list[CalPoint]:
 @dataclass(frozen=True, slots=True)
 class Comparison:
     point_id: str
-    role: str  # the point's split: dev, test or seed
+    role: str  # the point's split: dev, test, seed, late or blind
     metric: str
     published: float
     predicted: float
