@@ -42,7 +42,7 @@ def test_simulate_with_a_profile_reaches_summary_report_and_compare(tmp_path: Pa
     page = (gb200 / "report.html").read_text()
     assert "<h2>Power at each boundary</h2>" in page and "facility W (estimate)" in page
     assert "<h2>Economics</h2>" in page and "per accelerator-hour" in page
-    assert "$/M output" in page and "tokens per MW at facility power 1,980 W" in page
+    assert "$/M output" in page and "tokens per MW at facility power 1,736 W" in page
 
     cmp = scoville("compare", gb200, h200, "-b", "H200", "--boundary", "facility")
     assert cmp.returncode == 0, cmp.stderr
