@@ -46,7 +46,9 @@ def test_each_shape_is_its_own_series_with_its_own_change_points() -> None:
 
 
 def test_a_filter_keeps_one_shape_and_names_what_it_left_out() -> None:
-    series, left = histories(NIGHTS, "tput_per_gpu", point_id="c8", shape=ShapeFilter(osl_tokens=64))
+    series, left = histories(
+        NIGHTS, "tput_per_gpu", point_id="c8", shape=ShapeFilter(osl_tokens=64)
+    )
     assert [s.shape for s in series] == ["ISL 1024 / OSL 64, range ratio 1, fp8"]
     assert len(series[0].points) == 10
     assert [lo.run_id for lo in left] == [f"r{i}" for i in range(0, 20, 2)]
@@ -62,7 +64,10 @@ def test_precision_is_compared_by_class() -> None:
     assert "precision class differs (fp4 vs fp8)" in series[1].apart[0]
     kept, left = histories(runs, "tput_per_gpu", point_id="c8", shape=ShapeFilter(precision="fp4"))
     assert [h.run_id for h in kept[0].points] == ["r2"]
-    assert [lo.reasons for lo in left] == [("precision FP8, not fp4",), ("precision fp8-e4m3, not fp4",)]
+    assert [lo.reasons for lo in left] == [
+        ("precision FP8, not fp4",),
+        ("precision fp8-e4m3, not fp4",),
+    ]
 
 
 def test_a_condition_neither_run_states_does_not_split_them() -> None:

@@ -19,7 +19,9 @@ def history_svg(series: Sequence[Series], metric: str, model: str, system: str) 
     for s in series:
         name = f"{system} {model}" + (f" · {s.shape}" if len(series) > 1 else "")
         lines[name] = [(index[h.run_id], h.value, h.run_id[:15]) for h in s.points if h.value]
-        shifts += [(index[h.run_id], h.value, "level shift") for h in s.points if h.value and h.change]
+        shifts += [
+            (index[h.run_id], h.value, "level shift") for h in s.points if h.value and h.change
+        ]
     chart = line_chart(
         "trend",
         f"{metric} over runs",

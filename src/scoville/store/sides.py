@@ -105,7 +105,9 @@ def _latest_like(store: ResultsStore, ids: list[str], like: RunSample) -> RunSam
     row = like.rows[0] if like.rows else {}
     labels = GroupKey.of(row).as_dict()
     where = " AND ".join(f"p.{k} = ?" for k in labels)
-    got = store.query(f"SELECT DISTINCT p.run_id FROM points p WHERE {where}", list(labels.values()))
+    got = store.query(
+        f"SELECT DISTINCT p.run_id FROM points p WHERE {where}", list(labels.values())
+    )
     same_labels = {str(v) for v in got.column("run_id").to_pylist()} - {like.run_id}
     for run_id in reversed([i for i in ids if i in same_labels]):
         if not unlike_runs(store.point_rows(run_id), like.rows):
