@@ -3,7 +3,7 @@ with its own change points, and the runs a shape filter leaves out named with th
 
 from __future__ import annotations
 
-from scoville.analysis.comparable import shape_label, conditions_of_rows, unlike_runs
+from scoville.analysis.comparable import conditions_of_rows, shape_label, unlike_runs
 from scoville.analysis.history import RunRows, ShapeFilter, histories
 
 

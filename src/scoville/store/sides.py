@@ -69,9 +69,9 @@ def sample_from_store(store: ResultsStore, run_id: str) -> RunSample:
 
 def resolve(store: ResultsStore, ref: str, like: RunSample | None = None) -> RunSample:
     """A run directory or result file; else a run id in the store; else "latest" (the most
-    recent stored run of `like`'s configuration that is like for like with it); else SQL over the store whose
-    result has a `run_id` column (the most recent of those runs). `like` itself is never
-    chosen as its own baseline."""
+    recent stored run of `like`'s configuration that is like for like with it); else SQL over
+    the store whose result has a `run_id` column (the most recent of those runs). `like`
+    itself is never chosen as its own baseline."""
     if Path(ref).exists():
         return sample_from_path(Path(ref))
     ids = store.run_ids() if (store.root / "catalog").is_dir() else []
