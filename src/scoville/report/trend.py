@@ -16,8 +16,10 @@ def history_svg(series: Sequence[Series], metric: str, model: str, system: str) 
     index = {run_id: float(i + 1) for i, (_, run_id) in enumerate(order)}
     lines: dict[str, list[tuple[float, float, str]]] = {}
     shifts: list[tuple[float, float, str]] = []
-    for s in series:
+    for k, s in enumerate(series):
         name = f"{system} {model}" + (f" · {s.shape}" if len(series) > 1 else "")
+        if name in lines:  # two series of one printed shape, apart by another condition
+            name += f" (series {k + 1})"
         lines[name] = [(index[h.run_id], h.value, h.run_id[:15]) for h in s.points if h.value]
         shifts += [
             (index[h.run_id], h.value, "level shift") for h in s.points if h.value and h.change
