@@ -198,7 +198,15 @@ def run(
     default_env = out / "scoville-calibration.json"
     env = envelope or (default_env if default_env.is_file() else None)
     with progress_for(console, frozen) as progress:
-        result = run_benchmark(frozen, out, progress.point, workers, env, on_stage=progress.stage)
+        result = run_benchmark(
+            frozen,
+            out,
+            progress.point,
+            workers,
+            env,
+            on_stage=progress.stage,
+            on_point_end=progress.point_end,
+        )
     _finish(result)
 
 

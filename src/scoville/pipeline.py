@@ -35,7 +35,16 @@ from scoville.records.sink import MemorySink, RecordSink, scan_records
 from scoville.report.export import ChartFormat, export_charts
 from scoville.report.html import render, report_runs
 from scoville.spec.model import AcceleratorSpec, BenchmarkSpec
-from scoville.sweep import DriveArgs, Driven, OnProgress, OnStage, Sweep, check_stopping, drive
+from scoville.sweep import (
+    DriveArgs,
+    Driven,
+    OnPointEnd,
+    OnProgress,
+    OnStage,
+    Sweep,
+    check_stopping,
+    drive,
+)
 from scoville.targets.base import RunSource, Target
 from scoville.targets.registry import open_target
 from scoville.telemetry.annotate import telemetry_columns, timeline
@@ -100,6 +109,7 @@ def run_benchmark(
     envelope: Path | None = None,
     keep_records: bool = True,
     on_stage: OnStage | None = None,
+    on_point_end: OnPointEnd | None = None,
 ) -> RunResult:
     """Measure `spec` and write its bundle; records reach disk as they complete.
     `keep_records=False` keeps them in memory only (no records.jsonl; the summary and
@@ -108,7 +118,8 @@ def run_benchmark(
     `workers` spreads each point over client processes: "4" (local), "ray", "ray:8",
     "ray://head:10001?workers=16"; None or "1" keeps the client in this process.
     `envelope` is a `scoville calibrate` result: points beyond it are flagged. `on_stage`
-    hears one line per stage (target start, probe, prompts); `on_progress` each request.
+    hears one line per stage (target start, probe, prompts); `on_progress` each request;
+    `on_point_end` a point that stopped before its plan (its target margin reached).
 
     The manifest is written before the first request (status "running", the prompt salt)
     and again at the end. A SIGINT/SIGTERM stops the sweep and what completed is summarised
@@ -131,6 +142,7 @@ def run_benchmark(
         RecordSink(run_dir / "records.jsonl") if keep_records else MemorySink()
     )
     args = DriveArgs(on_progress, notes, workers_spec, run_dir / "workers", sweep, on_stage)
+    args = replace(args, on_point_end=on_point_end)
     if quality is not None:
         args = replace(args, after_sweep=quality.after_sweep)
     driven = drive_sync(target, spec, sink, life, args)

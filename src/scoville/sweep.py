@@ -30,6 +30,9 @@ from scoville.workload.fixed import Prompt, exact_prompt
 # request, never per chunk, so a progress display costs the measuring loop nothing per token
 OnProgress = Callable[[str, int, int, int], None]
 OnStage = Callable[[str], None]  # one line: what the run is doing now (probe, prompts, ...)
+# (point_id, requests sent, requests planned, why): a point that ended before its plan did
+# (its target margin was reached), so a display ends its bar complete and drops the unsent
+OnPointEnd = Callable[[str, int, int, str], None]
 
 
 async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, str]:
@@ -78,17 +81,18 @@ class Sweep:
     skip: frozenset[str] = frozenset()
 
 
-def _ticker(plan: PointPlan, on_progress: OnProgress | None) -> Callable[[RequestRecord], None]:
-    total, done, tokens = len(plan.warmup) + len(plan.measured), 0, 0
+class _Ticker:
+    """Counts a point's completed requests and output tokens for `on_progress`."""
 
-    def tick(r: RequestRecord) -> None:
-        nonlocal done, tokens
-        done += 1
-        tokens += r.output_tokens
-        if on_progress:
-            on_progress(plan.point_id, done, total, tokens)
+    def __init__(self, plan: PointPlan, on_progress: OnProgress | None) -> None:
+        self.point_id, self.on_progress = plan.point_id, on_progress
+        self.total, self.done, self.tokens = len(plan.warmup) + len(plan.measured), 0, 0
 
-    return tick
+    def __call__(self, r: RequestRecord) -> None:
+        self.done += 1
+        self.tokens += r.output_tokens
+        if self.on_progress:
+            self.on_progress(self.point_id, self.done, self.total, self.tokens)
 
 
 def check_stopping(spec: BenchmarkSpec, workers: WorkersSpec) -> None:
@@ -112,7 +116,7 @@ async def _run_inline(
 ) -> PointWindow:
     """One point in this process; with a target margin, until the margin is reached or every
     planned (cap) request is sent: one `MarginTracker` per point sees each record."""
-    tick = _ticker(plan, args.on_progress)
+    tick = _Ticker(plan, args.on_progress)
     rule = stop_rule_for(spec.load, len(plan.measured))
     if rule is None:
         return await executor.run_point(plan, sink, tick)
@@ -122,7 +126,11 @@ async def _run_inline(
         tracker.observe(r)
         tick(r)
 
-    return await executor.run_point(plan, sink, seen, tracker.reached)
+    window = await executor.run_point(plan, sink, seen, tracker.reached)
+    if tick.done < tick.total and not window.partial and args.on_point_end is not None:
+        reason = f"margin reached at {tick.done} of {tick.total}"
+        args.on_point_end(plan.point_id, tick.done, tick.total, reason)
+    return window
 
 
 def _worker_target(target: Target, spec: BenchmarkSpec) -> WorkerTarget:
@@ -150,7 +158,7 @@ async def _run_scaled(
     records, window, results = await asyncio.to_thread(
         run_point_scaled, _worker_target(target, spec), plan, workers, work_dir
     )
-    tick = _ticker(plan, on_progress)
+    tick = _Ticker(plan, on_progress)
     for r in records:
         sink.write(r)
         tick(r)
@@ -212,6 +220,7 @@ class DriveArgs:
     on_stage: OnStage | None = None
     # Work on the still-open target once the sweep ends unstopped (the run's quality pass).
     after_sweep: Callable[[Target], Awaitable[None]] | None = None
+    on_point_end: OnPointEnd | None = None
 
 
 async def drive(target: Target, spec: BenchmarkSpec, sink: Sink, args: DriveArgs) -> Driven:

@@ -13,6 +13,7 @@ from scoville.commands._progress import (
     progress_for,
     sweep_requests,
 )
+from scoville.pipeline import run_benchmark
 from scoville.spec.load import load_spec
 
 
@@ -63,3 +64,54 @@ def test_a_dead_display_never_stops_the_run(tmp_path: Path) -> None:
         progress._proc.join(timeout=10)
         for done in range(1, 29):
             progress.point("c1", done, 28, 64 * done)  # no error reaches the run
+
+
+# Statistical stopping: c1 reaches its target margin after 36 of its 200 requests.
+EARLY = ["load.concurrency=1,4", "load.requests_per_point=200", "load.warmup_requests=0"]
+
+
+def _early_stop(progress: RunProgress | ProgressProcess) -> None:
+    for done in range(1, 37):
+        progress.point("c1", done, 200, 16 * done)
+    progress.point_end("c1", 36, 200, "margin reached at 36 of 200")
+
+
+def test_a_point_that_stops_early_ends_complete_and_leaves_the_eta() -> None:
+    out = io.StringIO()
+    spec = load_spec(None, EARLY)
+    with RunProgress(Console(file=out, width=120, force_terminal=False), spec) as progress:
+        _early_stop(progress)
+        assert progress.bar("c1") == (36, 36, "point c1 (margin reached at 36 of 200)")
+        # 36 sent + c4's 200 to come; c1's 164 unsent requests are out of the sweep's total
+        assert progress.bar("sweep")[:2] == (36, 236)
+        for done in range(1, 201):
+            progress.point("c4", done, 200, 16 * done)
+        assert progress.bar("sweep")[:2] == (236, 236)
+    text = out.getvalue()
+    assert "margin reached at 36 of 200" in text and "36/36" in text and "236/236" in text
+    assert "36/200" not in text.splitlines()[-1]
+
+
+def test_the_child_process_ends_an_early_point_complete(tmp_path: Path) -> None:
+    spec = load_spec(None, EARLY)
+    out = tmp_path / "display.txt"
+    with ProgressProcess(spec, str(out), force_terminal=False, width=120) as progress:
+        _early_stop(progress)
+        for done in range(1, 201):
+            progress.point("c4", done, 200, 16 * done)
+    final = out.read_text()
+    assert "point c1 (margin reached at 36 of 200)" in final and "36/36" in final
+    assert "236/236" in final  # the sweep's bar ends full too
+
+
+def test_a_run_that_reaches_its_margin_tells_the_display(tmp_path: Path) -> None:
+    sets = ["target.url=twin:H200/Llama-3.1-8B?executor=fast", "shape.isl_tokens=256"]
+    sets += ["shape.osl_tokens=16", "load.target_margin=0.05", "load.margin_stats=p90_ttft"]
+    spec = load_spec(None, [*sets, *EARLY])
+    with RunProgress(Console(file=io.StringIO(), force_terminal=False), spec) as progress:
+        run_benchmark(spec, tmp_path, progress.point, on_point_end=progress.point_end)
+        # the twin's requests of one shape take equal time: a p90 interval exists at n=36
+        # (0.9^36 = 0.0225 <= 0.025), so c1 stops there; c4 sends 3 more already in flight
+        assert progress.bar("c1") == (36, 36, "point c1 (margin reached at 36 of 200)")
+        assert progress.bar("c4") == (39, 39, "point c4 (margin reached at 39 of 200)")
+        assert progress.bar("sweep")[:2] == (75, 75)

@@ -82,6 +82,9 @@ def test_imported_results_land_in_the_same_tables(tmp_path: Path) -> None:
         {"source_kind": "inferencex", "n_requests": 0},
     ]
     assert store.query("SELECT count(*) AS n FROM points").to_pylist()[0]["n"] >= 2
+    # no run holds records, yet the requests view has every column (what `check` reads)
+    sql = "SELECT count(*) AS n FROM requests WHERE phase = 'measure' AND e2e_s > 0"
+    assert store.query(sql).to_pylist() == [{"n": 0}]
 
 
 def test_bad_sql_is_a_user_error(tmp_path: Path) -> None:

@@ -325,3 +325,24 @@ def quality_of_rows(rows: Sequence[Row]) -> str | None:
 
 def condition_names() -> tuple[str, ...]:
     return tuple(f.name for f in fields(Conditions))
+
+
+def shape_label(c: Conditions) -> str:
+    """The workload shape a run's numbers belong to, as `history` prints a series' title:
+    "ISL 1024 / OSL 256, range ratio 1, MXFP4" (plus speculative decoding, disaggregation)."""
+    parts = [f"ISL {_show(c.isl_tokens) or '?'} / OSL {_show(c.osl_tokens) or '?'}"]
+    parts.append(f"range ratio {_show(c.range_ratio) or '?'}")
+    parts.append(c.precision or "precision ?")
+    if c.spec_decode and not _no_spec(c.spec_decode):
+        parts.append(f"spec decode {c.spec_decode}")
+    if c.disagg:
+        parts.append("disaggregated")
+    return ", ".join(parts)
+
+
+def unlike_runs(a: Sequence[Row], b: Sequence[Row], per_kw: bool = False) -> list[str]:
+    """Why two runs (their point ROWs) are not like for like: `judge` over their conditions,
+    the one definition `history` (a series holds like runs only) and `check` (its note) share.
+    A condition neither run states does not set them apart. Empty: like for like."""
+    comp = judge(conditions_of_rows(a), conditions_of_rows(b), per_kw)
+    return [c.reason for c in comp.blocking if c.system is not None or c.baseline is not None]

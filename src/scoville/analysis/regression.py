@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 
 from scoville.analysis.bootstrap import FloatArray, RequestArrays, percentile_interval
+from scoville.analysis.comparable import unlike_runs
 from scoville.analysis.frontier import Frontier, FrontierPoint, pareto, read_at
 from scoville.analysis.rows import GroupKey, Row, num
 from scoville.metrics.samples import min_samples
@@ -387,14 +388,23 @@ def check(cand: RunSample, base: RunSample, rule: Rule | None = None) -> CheckRe
     return CheckReport(cand.run_id, base.run_id, rule, lines, _label_notes(cand, base))
 
 
+CONFIG_LABELS = ("system", "framework")  # the rest of a run's identity is `unlike_runs`
+
+
 def _label_notes(cand: RunSample, base: RunSample) -> list[str]:
-    """Say so when the two runs are labelled as different configurations or shapes."""
+    """Say so when the two runs are labelled as different configurations (system, framework)
+    or are not like for like (`comparable.unlike_runs`, the rule `history` splits series by:
+    ISL, OSL, range ratio, precision class, ...)."""
     if not cand.rows or not base.rows:
         return []
     c, b = cand.rows[0], base.rows[0]
     diffs = [
-        f"{k}: {c.get(k)} vs {b.get(k)}"
-        for k in (*GroupKey.of(c).as_dict(), "isl", "osl")
-        if str(c.get(k)) != str(b.get(k))
+        f"{k}: {c.get(k)} vs {b.get(k)}" for k in CONFIG_LABELS if str(c.get(k)) != str(b.get(k))
     ]
-    return [f"the runs differ in {'; '.join(diffs)} (candidate vs baseline)"] if diffs else []
+    notes = [f"the runs differ in {'; '.join(diffs)} (candidate vs baseline)"] if diffs else []
+    if unlike := unlike_runs(cand.rows, base.rows):
+        notes.append(
+            f"the runs are not like for like ({'; '.join(unlike)}; candidate vs baseline): "
+            "a change between them is not a regression of one shape"
+        )
+    return notes

@@ -1,7 +1,9 @@
 """What `scoville run` shows while it measures: the stage it is in, each point's progress with
 live output tok/s, and the whole sweep's progress with an estimate of the time left.
 
-The pipeline calls in once per completed request (never per chunk). On a terminal the
+The pipeline calls in once per completed request (never per chunk), and once when a point
+stops before its plan (its target margin reached): that bar ends complete with the reason,
+and the sweep's total drops the requests never sent, so its ETA does too. On a terminal the
 display is drawn by a child process (`ProgressProcess`): a redraw costs milliseconds of CPU
 under the GIL, which in the measuring process delayed the stamps of frames arriving
 meanwhile (a loopback capture showed it in the p99 of the ITL error); the measuring process
@@ -106,6 +108,33 @@ class RunProgress:
         self._done[point_id] = done
         self._progress.update(self._overall, completed=sum(self._done.values()))
 
+    def point_end(self, point_id: str, done: int, planned: int, reason: str) -> None:
+        """`point_id` stopped after `done` of its `planned` requests (`reason`, e.g. "margin
+        reached at 36 of 200"): its bar ends full at `done`, and the sweep no longer counts
+        the requests it will never send."""
+        if point_id not in self._tasks:
+            self.point(point_id, done, planned, 0)
+        task = self._tasks[point_id]
+        self._progress.update(
+            task, total=done, completed=done, description=f"point {point_id} ({reason})"
+        )
+        self._sizes[point_id] = done
+        self._done[point_id] = done
+        if self._overall is not None:
+            self._progress.update(
+                self._overall,
+                total=sum(self._sizes.values()),
+                completed=sum(self._done.values()),
+            )
+
+    def bar(self, name: str) -> tuple[int, int, str]:
+        """(completed, total, label) of the bar of point `name`, or of the sweep ("sweep")."""
+        task_id = self._overall if name == "sweep" else self._tasks.get(name)
+        if task_id is None:
+            raise KeyError(f"no bar {name!r} yet")
+        task = self._progress.tasks[task_id]
+        return int(task.completed), int(task.total or 0), task.description
+
 
 class ProgressProcess:
     """`RunProgress` drawn by a spawned child process on the same terminal (or `path`):
@@ -148,6 +177,9 @@ class ProgressProcess:
     def point(self, point_id: str, done: int, total: int, tokens: int) -> None:
         self._post(("point", point_id, done, total, tokens))
 
+    def point_end(self, point_id: str, done: int, planned: int, reason: str) -> None:
+        self._post(("end", point_id, done, planned, reason))
+
 
 def _draw(
     conn: Connection, spec: BenchmarkSpec, path: str | None, console_kw: dict[str, Any]
@@ -168,6 +200,8 @@ def _draw(
                 return
             if msg[0] == "stage":
                 progress.stage(msg[1])
+            elif msg[0] == "end":
+                progress.point_end(*msg[1:])
             else:
                 progress.point(*msg[1:])
 

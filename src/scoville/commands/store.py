@@ -16,7 +16,7 @@ import typer
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from scoville.analysis.history import HistoryPoint
+    from scoville.analysis.history import LeftOut, Series
     from scoville.analysis.regression import CheckReport
     from scoville.store.results import ResultsStore
 
@@ -121,42 +121,90 @@ def history_cmd(
     point: Annotated[
         str | None, typer.Option(help="Or read the metric at one point id, e.g. c16.")
     ] = None,
+    isl: Annotated[int | None, typer.Option(help="Only runs of this ISL (tokens).")] = None,
+    osl: Annotated[int | None, typer.Option(help="Only runs of this OSL (tokens).")] = None,
+    range_ratio: Annotated[
+        float | None, typer.Option(help="Only runs of this length range ratio.")
+    ] = None,
+    precision: Annotated[
+        str | None, typer.Option(help="Only runs of this precision class, e.g. fp8, fp4.")
+    ] = None,
     chart: Annotated[Path | None, typer.Option(help="Write the trend as an SVG chart.")] = None,
     store: StoreOpt = None,
 ) -> None:
-    """A metric's trend over the stored runs of one model and system, change points marked."""
-    from scoville.analysis.history import history
+    """A metric's trend over the stored runs of one model and system, change points marked:
+    one series per workload shape (runs of different shapes are not like for like)."""
+    from scoville.analysis.history import ShapeFilter, histories
     from scoville.errors import UserError
     from scoville.store.trend import history_runs
 
     if (at_interactivity is None) == (point is None):
         raise UserError("Give exactly one of --at-interactivity X or --point ID.")
     runs = history_runs(_open(store), model, system)
-    trend = history(runs, metric, at_interactivity, point)
-    if all(h.status in ("empty", "missing") for h in trend):
+    shape = ShapeFilter(isl, osl, range_ratio, precision)
+    series, left = histories(runs, metric, at_interactivity, point, shape)
+    if not series:
+        shapes = sorted({lo.shape for lo in left})
+        raise UserError(
+            f"No stored run of {model} on {system} is of the shape asked for; the stored "
+            f"shapes are: {' | '.join(shapes)}. Change or drop --isl/--osl/--range-ratio/"
+            "--precision."
+        )
+    if all(h.status in ("empty", "missing") for s in series for h in s.points):
         raise UserError(
             f"No stored run of {model} on {system} has a value of {metric!r}. Field names are "
             "those of summary rows (tput_per_gpu, output_tput_per_gpu, tput_per_kw, ...)."
         )
-    _print_history(trend, metric, at_interactivity, point)
+    _print_histories(series, left, metric, at_interactivity, point)
     if chart is not None:
         from scoville.report.trend import history_svg
 
-        chart.write_text(history_svg(trend, metric, model, system), encoding="utf-8")
+        chart.write_text(history_svg(series, metric, model, system), encoding="utf-8")
         typer.echo(f"chart: {chart}")
 
 
-def _print_history(
-    trend: list[HistoryPoint], metric: str, at_x: float | None, point: str | None
+def _print_histories(
+    series: list[Series], left: list[LeftOut], metric: str, at_x: float | None, point: str | None
 ) -> None:
+    """One table per shape, then plainly: which runs were kept apart or left out, and why."""
     from rich.console import Console
+    from rich.markup import escape
+
+    console = Console()
+    n_runs = sum(len(s.points) for s in series)
+    if len(series) > 1:
+        console.print(
+            f"[yellow]note: these {n_runs} runs are of {len(series)} shapes that are not like "
+            "for like; each shape is its own series below, its trend and change points from "
+            "its own runs only. Pick one with --isl/--osl/--range-ratio/--precision.[/yellow]",
+            highlight=False,
+        )
+    for s in series:
+        _print_history(s, metric, at_x, point)
+        if s.apart:
+            console.print(f"[dim]apart from the first series: {escape('; '.join(s.apart))}[/dim]")
+    by_shape: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for lo in left:
+        by_shape.setdefault((lo.shape, lo.reasons), []).append(lo.run_id)
+    for (shape, reasons), ids in by_shape.items():
+        which = ids[0] if len(ids) == 1 else f"{ids[0]} ... {ids[-1]}"
+        console.print(
+            f"[yellow]left out {len(ids)} run{'s' * (len(ids) > 1)} of {escape(shape)} "
+            f"({escape('; '.join(reasons))}): {which}[/yellow]",
+            highlight=False,
+        )
+
+
+def _print_history(s: Series, metric: str, at_x: float | None, point: str | None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     where = f"at interactivity {at_x:g} tok/s/user" if at_x is not None else f"at point {point}"
-    t = Table(title=f"{metric} {where}")
+    t = Table(title=f"{metric} {where}\n{escape(s.shape)} ({len(s.points)} runs)")
     for col in ("run", "time (UTC)", metric, "reading", "change"):
         t.add_column(col)
-    for h in trend:
+    for h in s.points:
         shown = _cell(h.value) if h.value is not None else "-"
         if h.value is None and h.bound is not None:
             shown = f">= {_cell(h.bound)}"

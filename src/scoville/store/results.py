@@ -44,7 +44,6 @@ FROM {source}
 _EMPTY = {
     "catalog": "CREATE VIEW runs AS SELECT NULL::VARCHAR AS run_id WHERE false",
     "points": "CREATE VIEW points AS SELECT NULL::VARCHAR AS run_id WHERE false",
-    "requests": "CREATE VIEW requests AS SELECT NULL::VARCHAR AS run_id WHERE false",
 }
 
 
@@ -191,7 +190,13 @@ class ResultsStore:
         for part, view in zip(PARTS, ("runs", "points", "requests"), strict=True):
             folder = self.root / part
             if not folder.is_dir() or not any(folder.glob("*.parquet")):
-                con.execute(_EMPTY[part])
+                if part == "requests":  # every column, no row: a query over it reads nothing
+                    con.register("no_requests", requests_table([], ""))
+                    con.execute(
+                        "CREATE VIEW requests AS " + DERIVED_REQUESTS.format(source="no_requests")
+                    )
+                else:
+                    con.execute(_EMPTY[part])
                 continue
             glob = str(folder / "*.parquet").replace("'", "''")
             if part == "requests":

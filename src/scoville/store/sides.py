@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from scoville.analysis.bootstrap import RequestArrays
+from scoville.analysis.comparable import unlike_runs
 from scoville.analysis.regression import PointArrays, RunSample
 from scoville.analysis.rows import GroupKey, Row, num
 from scoville.errors import UserError
@@ -68,9 +69,9 @@ def sample_from_store(store: ResultsStore, run_id: str) -> RunSample:
 
 def resolve(store: ResultsStore, ref: str, like: RunSample | None = None) -> RunSample:
     """A run directory or result file; else a run id in the store; else "latest" (the most
-    recent stored run of `like`'s configuration and shape); else SQL over the store whose
-    result has a `run_id` column (the most recent of those runs). `like` itself is never
-    chosen as its own baseline."""
+    recent stored run of `like`'s configuration that is like for like with it); else SQL over
+    the store whose result has a `run_id` column (the most recent of those runs). `like`
+    itself is never chosen as its own baseline."""
     if Path(ref).exists():
         return sample_from_path(Path(ref))
     ids = store.run_ids() if (store.root / "catalog").is_dir() else []
@@ -78,7 +79,7 @@ def resolve(store: ResultsStore, ref: str, like: RunSample | None = None) -> Run
         return sample_from_store(store, ref)
     params: list[object] = []
     if ref == "latest" and like is not None:
-        ref, params = _latest_like(like)
+        return _latest_like(store, ids, like)
     elif not ref.lstrip().lower().startswith(("select", "with", "from")):
         raise UserError(
             f"{ref!r} is not a path, not a run id in the store at {store.root}, not "
@@ -98,15 +99,20 @@ def resolve(store: ResultsStore, ref: str, like: RunSample | None = None) -> Run
     return sample_from_store(store, latest[-1])
 
 
-def _latest_like(like: RunSample) -> tuple[str, list[object]]:
-    """SQL for the stored runs of the same configuration (group labels) and shape."""
+def _latest_like(store: ResultsStore, ids: list[str], like: RunSample) -> RunSample:
+    """The newest stored run with `like`'s configuration labels that is like for like with it
+    (`comparable.unlike_runs`: the rule `history` splits its series by)."""
     row = like.rows[0] if like.rows else {}
     labels = GroupKey.of(row).as_dict()
     where = " AND ".join(f"p.{k} = ?" for k in labels)
-    params: list[object] = list(labels.values())
-    for k in ("isl", "osl"):
-        if num(row, k) is not None:
-            where += f" AND p.{k} = ?"
-            params.append(num(row, k))
-    sql = f"SELECT DISTINCT p.run_id FROM points p WHERE {where}"
-    return sql, params
+    got = store.query(
+        f"SELECT DISTINCT p.run_id FROM points p WHERE {where}", list(labels.values())
+    )
+    same_labels = {str(v) for v in got.column("run_id").to_pylist()} - {like.run_id}
+    for run_id in reversed([i for i in ids if i in same_labels]):
+        if not unlike_runs(store.point_rows(run_id), like.rows):
+            return sample_from_store(store, run_id)
+    raise UserError(
+        f"The store at {store.root} holds no other run of {GroupKey.of(row).label()} like "
+        f"{like.run_id} (same ISL, OSL, range ratio and precision) to use as the latest baseline."
+    )
