@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,6 +60,21 @@ def test_adding_again_replaces(tmp_path: Path, twin_runs: dict[str, Path]) -> No
     add_paths(store, [twin_runs["base"]])
     add_paths(store, [twin_runs["base"]])
     assert store.query("SELECT count(*) AS n FROM points").to_pylist() == [{"n": 3}]
+
+
+def test_two_runs_under_one_id_are_both_kept(tmp_path: Path, twin_runs: dict[str, Path]) -> None:
+    """Two runs of one spec started in the same second into two folders share a directory
+    name; the second is stored beside the first, never over it."""
+    other = tmp_path / "elsewhere" / twin_runs["base"].name
+    shutil.copytree(twin_runs["base"], other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    manifest["started_utc"] = manifest["started_utc"][:19] + ".999999+00:00"  # same second
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    store = ResultsStore(tmp_path / "store")
+    add_paths(store, [twin_runs["base"], other, other])  # the second add of `other` replaces
+    ids = [r["run_id"] for r in store.query("SELECT run_id FROM runs ORDER BY run_id").to_pylist()]
+    assert len(ids) == 2 and ids[0] == twin_runs["base"].name and ids[1].startswith(ids[0] + "-")
+    assert store.query("SELECT count(*) AS n FROM points").to_pylist() == [{"n": 6}]
 
 
 def test_store_seconds_match_the_summary(tmp_path: Path, twin_runs: dict[str, Path]) -> None:

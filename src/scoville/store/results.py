@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -177,9 +177,24 @@ class ResultsStore:
             json.loads(str(entry["labels"])),
         )
 
+    def _distinct_id(self, src: RunSource) -> str:
+        """The run's id, unless the store holds another run under it (two runs of one spec
+        started in the same second into different folders): then the id with a suffix from
+        the start time, so neither replaces the other. The same run added again (or an import,
+        which has no start time) keeps its id and replaces its earlier copy."""
+        held = self._file("catalog", src.run_id)
+        run_utc = src.manifest.get("started_utc")
+        if not held.exists() or not run_utc:
+            return src.run_id
+        (before,) = pq.read_table(held, columns=["run_utc"]).column(0).to_pylist() or [None]
+        if before is None or str(before) == str(run_utc):
+            return src.run_id
+        return f"{src.run_id}-{hashlib.sha256(str(run_utc).encode()).hexdigest()[:6]}"
+
     def add(self, src: RunSource) -> CatalogEntry:
         if not src.rows:
             raise DataError(f"{src.path} has no points to store.")
+        src = replace(src, run_id=self._distinct_id(src))
         entry = catalog_entry(src, len(src.records))
         requests = requests_table(src.records, src.run_id) if src.records else None
         return self.add_tables(entry, points_table(src.rows, src.run_id), requests)
