@@ -14,7 +14,7 @@ from typing import Any, Literal
 from scoville.bundle.quality import QUALITY_SCHEMA
 from scoville.quality.datasets import resolve_tasks
 from scoville.quality.items import Item
-from scoville.quality.outcome import build_report, side_counts, side_row
+from scoville.quality.outcome import build_report, item_row, side_counts, side_row
 from scoville.quality.passes import Endpoint, PassConfig, run_passes
 from scoville.quality.probe import Generation, build_request, generate_all
 from scoville.quality.stats import MAX_FAILED_SHARE
@@ -134,24 +134,10 @@ def _own_logprob(gen: Generation) -> dict[str, Any] | None:
 def own_rows(items: Sequence[Item], gens: Sequence[Generation]) -> list[dict[str, Any]]:
     """Per item without a reference: prompt id, output, extracted answer, correctness and the
     mean logprob of the output where the server sent logprobs."""
-    rows = []
-    for item, gen in zip(items, gens, strict=True):
-        side, _score = side_row(gen, item)
-        rows.append(
-            {
-                "id": item.item_id,
-                "task": item.task,
-                "kind": item.kind,
-                "prompt": item.prompt,
-                "answer": item.answer if item.answer is not None else item.expect,
-                "reference": None,
-                "candidate": side,
-                "divergence_position": None,
-                "tokens_compared": 0,
-                "logprob": _own_logprob(gen),
-            }
-        )
-    return rows
+    return [
+        item_row(item, None, side_row(gen, item)[0], logprob=_own_logprob(gen))
+        for item, gen in zip(items, gens, strict=True)
+    ]
 
 
 def by_task(rows: Sequence[Mapping[str, Any]], side: str) -> dict[str, dict[str, int]]:

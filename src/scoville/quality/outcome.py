@@ -63,31 +63,46 @@ def _logprob_row(pairs: Sequence[tuple[Any, Any]]) -> dict[str, Any] | None:
     }
 
 
+def item_row(
+    item: Item,
+    reference: dict[str, Any] | None,
+    candidate: dict[str, Any],
+    divergence_position: int | None = None,
+    tokens_compared: int = 0,
+    logprob: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The one shape of an item's row in quality.json (both sides, or the target alone)."""
+    return {
+        "id": item.item_id,
+        "task": item.task,
+        "kind": item.kind,
+        "prompt": item.prompt,
+        "answer": item.answer if item.answer is not None else item.expect,
+        "reference": reference,
+        "candidate": candidate,
+        "divergence_position": divergence_position,
+        "tokens_compared": tokens_compared,
+        "logprob": logprob,
+    }
+
+
 def item_rows(p: Passes) -> list[dict[str, Any]]:
     """One row per item: prompt id, both outputs, extracted answers, correctness, divergence
     position and logprob scores."""
     rows = []
     for i, item in enumerate(p.items):
         ref, cand = p.reference[i], p.candidate[i]
-        ref_side, _ = side_row(ref, item)
-        cand_side, _ = side_row(cand, item)
         both = ref.ok and cand.ok and ref.tokens is not None and cand.tokens is not None
         pairs = walk(ref, p.segments[i])[0] if i in p.segments else []
         rows.append(
-            {
-                "id": item.item_id,
-                "task": item.task,
-                "kind": item.kind,
-                "prompt": item.prompt,
-                "answer": item.answer if item.answer is not None else item.expect,
-                "reference": ref_side,
-                "candidate": cand_side,
-                "divergence_position": (
-                    first_divergence(ref.tokens or (), cand.tokens or ()) if both else None
-                ),
-                "tokens_compared": len(ref.tokens or ()) if both else 0,
-                "logprob": _logprob_row(pairs) if p.same_tokenizer else None,
-            }
+            item_row(
+                item,
+                side_row(ref, item)[0],
+                side_row(cand, item)[0],
+                first_divergence(ref.tokens or (), cand.tokens or ()) if both else None,
+                len(ref.tokens or ()) if both else 0,
+                _logprob_row(pairs) if p.same_tokenizer else None,
+            )
         )
     return rows
 
