@@ -25,11 +25,8 @@ import asyncio
 import itertools
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +39,7 @@ from scoville.client.ports import free_port
 from scoville.client.seam import MonotonicClock, real_loop_factory
 from scoville.client.wirecheck import LoopbackCapture, WireTimes, compare, wire_times
 from scoville.records.sink import MemorySink
+from scoville.targets import wire_server
 from scoville.targets.reference_server import tagged_requests
 from scoville.targets.wire_server import read_truth
 
@@ -52,22 +50,6 @@ HEADER = (
     f"{'wire_p99':>8} {'server':>7} {'itl':>7} {'wire_itl':>8} {'cpu_us/tok':>10} "
     f"{'failed':>6} {'dropped':>7}   (ms unless named)"
 )
-
-
-def start_server(port: int, a: argparse.Namespace, truth_dir: Path) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "scoville.targets.wire_server", "--port", str(port)]
-    cmd += ["--ttft-ms", str(a.ttft_ms), "--itl-ms", str(a.itl_ms)]
-    cmd += ["--processes", str(a.server_processes), "--truth-dir", str(truth_dir)]
-    proc = subprocess.Popen(cmd)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1).read()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("wire server did not start")
 
 
 def drive(url: str, streams: int, n: int, a: argparse.Namespace) -> tuple[MemorySink, float]:
@@ -109,7 +91,7 @@ def captured(
     """Start a server and a capture, `run(url)`, stop both; (result, wire, truth, drops)."""
     truth_dir = work / f"truth-{port}"
     truth_dir.mkdir()
-    server = start_server(port, a, truth_dir)
+    server = wire_server.start(port, a.ttft_ms, a.itl_ms, a.server_processes, truth_dir)
     try:
         pcap = work / f"lo-{port}.pcap"
         cap = LoopbackCapture(pcap, port)

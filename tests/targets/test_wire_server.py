@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,22 +17,7 @@ from scoville.client.ports import free_port
 from scoville.client.seam import GenerateRequest, MonotonicClock
 from scoville.records.sink import MemorySink
 from scoville.targets.reference_server import tagged_requests
-from scoville.targets.wire_server import Frames, read_truth
-
-
-def _start(port: int, truth_dir: Path) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "scoville.targets.wire_server", "--port", str(port)]
-    cmd += ["--processes", "2", "--ttft-ms", "30", "--itl-ms", "10"]
-    proc = subprocess.Popen([*cmd, "--truth-dir", str(truth_dir)])
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1).read()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("wire server did not start")
+from scoville.targets.wire_server import Frames, read_truth, start
 
 
 async def _drive(url: str, requests: list[GenerateRequest]) -> MemorySink:
@@ -51,7 +33,7 @@ async def _drive(url: str, requests: list[GenerateRequest]) -> MemorySink:
 
 def test_two_processes_stream_on_schedule_and_log_every_write(tmp_path: Path) -> None:
     port = free_port()
-    proc = _start(port, tmp_path)
+    proc = start(port, ttft_ms=30, itl_ms=10, processes=2, truth_dir=tmp_path)
     try:
         sink = asyncio.run(_drive(f"http://127.0.0.1:{port}", tagged_requests(12, "s", 5)))
         bad = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", b"{not json")

@@ -22,7 +22,10 @@ import os
 import re
 import signal
 import socket
+import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -254,6 +257,24 @@ def read_truth(truth_dir: Path) -> dict[str, dict[str, Any]]:
     for path in sorted(truth_dir.glob("truth-*.json")):
         out.update(json.loads(path.read_text()))
     return out
+
+
+def start(
+    port: int, ttft_ms: float, itl_ms: float, processes: int, truth_dir: Path
+) -> subprocess.Popen[bytes]:
+    """This server as a child process on `port`, returned once it answers `/v1/models`."""
+    cmd = [sys.executable, "-m", "scoville.targets.wire_server", "--port", str(port)]
+    cmd += ["--ttft-ms", str(ttft_ms), "--itl-ms", str(itl_ms)]
+    proc = subprocess.Popen([*cmd, "--processes", str(processes), "--truth-dir", str(truth_dir)])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1).read()
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("wire server did not start")
 
 
 def main(argv: list[str] | None = None) -> None:
