@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from scoville.analysis.e2e_gate import e2e_gate_marks
-from scoville.client.lanes import LaneConfig, LaneDriver, LanesExecutor
+from scoville.client.lane_driver import LaneDriver
+from scoville.client.lanes import LaneConfig, LanesExecutor
 from scoville.client.seam import real_loop_factory
 from scoville.client.stop import StopOnSignal
 from scoville.errors import SpecError, TokenizerError

@@ -8,7 +8,8 @@ from functools import lru_cache
 
 from agentic_fakes import FakeAgentServer
 
-from scoville.client.lanes import LaneConfig, LaneDriver, LaneResult
+from scoville.client.lane_driver import LaneDriver
+from scoville.client.lanes import LaneConfig, LaneResult
 from scoville.client.seam import MonotonicClock
 from scoville.records.model import RequestRecord
 from scoville.records.sink import MemorySink
