@@ -106,7 +106,7 @@ def bootstrap_requests(
             lambda a: a.sum(axis=1) * per_gpu,
             float(arrays.output_tokens.sum() * per_gpu),
         ),
-        "median_intvty": (arrays.tpot_s, _inv_median_rows, 1.0 / _nanmedian(arrays.tpot_s)),
+        "median_intvty": (arrays.tpot_s, inv_median_rows, 1.0 / _nanmedian(arrays.tpot_s)),
         "median_e2e_s": (arrays.e2e_s, _nanmedian_rows, _nanmedian(arrays.e2e_s)),
         "median_ttft_s": (arrays.ttft_s, _nanmedian_rows, _nanmedian(arrays.ttft_s)),
     }
@@ -127,7 +127,7 @@ def _nanmedian_rows(a: FloatArray) -> FloatArray:
         return np.asarray(np.nanmedian(a, axis=1), dtype=np.float64)
 
 
-def _inv_median_rows(tpot: FloatArray) -> FloatArray:
+def inv_median_rows(tpot: FloatArray) -> FloatArray:
     """Interactivity per resample: 1 / median TPOT (NaN where no request decoded)."""
     with np.errstate(divide="ignore"):
         return np.asarray(1.0 / _nanmedian_rows(tpot), dtype=np.float64)
@@ -224,7 +224,7 @@ def bootstrap_frontier_band_requests(
             else (arr.input_tokens + arr.output_tokens)
         )
         reps[pid] = {
-            "x": _inv_median_rows(arr.tpot_s[idx]),
+            "x": inv_median_rows(arr.tpot_s[idx]),
             "y": y_src[idx].sum(axis=1) * per_gpu,
         }
         central_rows.append(

@@ -12,14 +12,18 @@ A percentile from fewer samples than a 95 % interval needs is reported, not deci
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-from scoville.analysis.bootstrap import FloatArray, RequestArrays, percentile_interval
+from scoville.analysis.bootstrap import (
+    FloatArray,
+    RequestArrays,
+    inv_median_rows,
+    percentile_interval,
+)
 from scoville.analysis.comparable import unlike_runs
 from scoville.analysis.frontier import Frontier, FrontierPoint, pareto, read_at
 from scoville.analysis.rows import GroupKey, Row, num
@@ -144,12 +148,6 @@ def resampled(
     return np.asarray(np.concatenate(parts), dtype=np.float64)
 
 
-def _inv_median(a: FloatArray) -> FloatArray:
-    with np.errstate(divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN resample: no decode
-        return np.asarray(1.0 / np.nanmedian(a, axis=1), dtype=np.float64)
-
-
 def _resampled_xy(
     points: PointArrays, n_acc: int, rule: Rule, rng: np.random.Generator
 ) -> dict[str, tuple[FloatArray, FloatArray]]:
@@ -160,7 +158,7 @@ def _resampled_xy(
             continue
         # One generator state per point and axis pair: x and y use the same draws.
         state = rng.bit_generator.state
-        x = resampled(arr.tpot_s, _inv_median, rule.n_resamples, rng)
+        x = resampled(arr.tpot_s, inv_median_rows, rule.n_resamples, rng)
         rng.bit_generator.state = state
         tokens = arr.input_tokens + arr.output_tokens
         y = resampled(tokens, lambda a: a.sum(axis=1), rule.n_resamples, rng)
