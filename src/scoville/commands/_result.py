@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from scoville.bundle.summary import SummaryDoc
     from scoville.pipeline import RunResult
 
-# Exit codes of run and resume (README "Exit codes"): 0 every point valid; 2 bad input; 3 a point is invalid;
-# 4 a file of the run could not be written; 5 every point valid but the run's quality pass
-# found the target not qualified; 130 / 143 stopped by SIGINT / SIGTERM.
+# Exit codes of run and resume (README "Exit codes"): 0 every point valid; 2 bad input; 3 a
+# point is invalid; 4 a file of the run could not be written; 5 every point valid but the
+# run's quality pass found the target not qualified; 130 / 143 stopped by SIGINT / SIGTERM.
 EXIT_INVALID, EXIT_STORAGE, EXIT_UNQUALIFIED = 3, 4, 5
 EXIT_STOPPED = {"SIGINT": 130, "SIGTERM": 143}
 
