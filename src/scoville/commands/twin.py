@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -15,16 +15,16 @@ from rich.table import Table
 
 from scoville.commands._options import spec_option
 from scoville.commands._power import power_table
+from scoville.commands.twin_calibration import fit_cmd, validate_cmd
 from scoville.errors import UserError
 from scoville.spec.lists import parse_list
 from scoville.twin.options import TwinOptions, option_help
 
-if TYPE_CHECKING:
-    from scoville.twin.calibration import Comparison
-
 app = typer.Typer(add_completion=False)
 twin_app = typer.Typer(add_completion=False, help="The digital twin: serve it over HTTP.")
 app.add_typer(twin_app, name="twin")
+twin_app.command("validate")(validate_cmd)
+twin_app.command("fit")(fit_cmd)
 console = Console()
 
 
@@ -244,116 +244,6 @@ def serve_cmd(
         asyncio.run(main())
     except KeyboardInterrupt:
         console.print("stopped")
-
-
-@twin_app.command("validate")
-def validate_cmd(
-    requests_per_point: Annotated[
-        int | None, typer.Option(help="Default 10 x conc (capped for very large sweeps).")
-    ] = None,
-    split: Annotated[
-        str,
-        typer.Option(
-            help="test (held out), dev, seed, late (added after the freeze), blind (frozen "
-            "before the twin ever ran on them) or all."
-        ),
-    ] = "test",
-    only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
-    quick: Annotated[bool, typer.Option(help="Fewer requests per point (as `twin fit`).")] = False,
-) -> None:
-    """Predicted vs published on the frozen test split, with error by regime and signed bias."""
-    from scoville.twin.calibration import load_book, validate
-
-    if split not in ("test", "dev", "seed", "late", "blind", "all"):
-        raise UserError("--split must be test, dev, seed, late, blind or all.")
-    book = load_book()
-    points = [
-        p
-        for p in book.points
-        if (split == "all" or p.split == split) and (only is None or only in p.id)
-    ]
-    rows = validate(points, requests_per_point, quick=quick)
-    table = Table(title=f"twin calibration ({split} split): predicted vs published")
-    table.add_column("point", no_wrap=True)
-    for col in ("split", "metric", "published", "predicted", "error"):
-        table.add_column(col, justify="right")
-    for c in rows:
-        table.add_row(
-            c.point_id,
-            c.role,
-            c.metric,
-            f"{c.published:,.2f}",
-            f"{c.predicted:,.2f}",
-            f"{c.error:+.1%}",
-        )
-    console.print(table)
-    _print_regimes(rows, split)
-    console.print(
-        f"split frozen {book.frozen.date}: {escape(book.frozen.rule)}; `twin fit` reads dev "
-        "rows only"
-    )
-    for e in book.frozen.errata:
-        console.print(f"erratum: {escape(e)}")
-    if book.frozen.late and split in ("late", "all"):
-        console.print(f"late rows: {escape(book.frozen.late)}")
-    if book.frozen.blind and split in ("blind", "all"):
-        console.print(f"blind rows: {escape(book.frozen.blind)}")
-    for p in points:
-        console.print(f"{p.id}: {escape(p.source)}")
-
-
-def _print_regimes(rows: list[Comparison], split: str) -> None:
-    from scoville.twin.calibration import by_regime
-
-    splits = ("test", "dev", "seed", "late", "blind") if split == "all" else (split,)
-    for sp in splits:
-        regs = by_regime(rows, sp)
-        if not regs:
-            continue
-        table = Table(title=f"error by regime ({sp} split): median |error| and signed bias")
-        for col in ("regime", "metric", "n", "median |error|", "bias"):
-            table.add_column(col, justify="right")
-        for r in regs:
-            table.add_row(
-                r.regime, r.metric, str(r.n), f"{r.median_abs_error:.1%}", f"{r.bias:+.1%}"
-            )
-        console.print(table)
-
-
-@twin_app.command("fit")
-def fit_cmd(
-    passes: Annotated[int, typer.Option(help="Coordinate-search passes.", min=1)] = 1,
-    write: Annotated[
-        Path | None, typer.Option(help="Write the fitted profile book here (YAML).")
-    ] = None,
-) -> None:
-    """Fit the twin's named free parameters on the dev split only (the test split stays
-    held out); prints each parameter's value and the dev error before and after."""
-    import datetime
-
-    import yaml
-
-    from scoville.twin.calibration import load_book
-    from scoville.twin.fit import FREE_PARAMS, fit
-    from scoville.twin.profiles import load_profiles
-
-    cal = load_book()
-    book, before, after = fit(
-        cal.points, load_profiles(), passes=passes, log=lambda s: console.print(escape(s))
-    )
-    console.print(f"dev loss (mean |log error| of tput/GPU and TPOT): {before:.4f} -> {after:.4f}")
-    if write is None:
-        return
-    data = book.model_dump(by_alias=True)
-    data["fitted"] = {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%MZ"),
-        "split": f"dev rows of calibration.yaml (frozen {cal.frozen.date})",
-        "parameters": {p.name: p.get(book) for p in FREE_PARAMS},
-        "dev_loss_before": round(before, 4),
-        "dev_loss_after": round(after, 4),
-    }
-    write.write_text(yaml.safe_dump(data, sort_keys=False, width=100), encoding="utf-8")
-    console.print(f"wrote {write}")
 
 
 @twin_app.command("explain")

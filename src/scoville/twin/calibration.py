@@ -37,6 +37,7 @@ class Published(BaseModel):
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
 # blind: gathered and frozen before the twin was ever run on them; reported on their own.
 Split = Literal["dev", "test", "seed", "late", "blind"]
+SPLITS: tuple[Split, ...] = ("test", "dev", "seed", "late", "blind")  # in the order shown
 ADDED_SPLITS = ("late", "blind")  # the splits whose rows say when they were added
 
 
