@@ -28,8 +28,8 @@ def validate_cmd(
     split: Annotated[
         str,
         typer.Option(
-            help="test (held out), dev, seed, late (added after the freeze), blind (frozen "
-            "before the twin ever ran on them) or all."
+            help="test (held out), dev, seed, late (added after the freeze), blind and blind2 "
+            "(frozen before the twin ever ran on them) or all."
         ),
     ] = "test",
     only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
@@ -72,6 +72,8 @@ def validate_cmd(
         console.print(f"late rows: {escape(book.frozen.late)}")
     if book.frozen.blind and split in ("blind", "all"):
         console.print(f"blind rows: {escape(book.frozen.blind)}")
+    if book.frozen.blind2 and split in ("blind2", "all"):
+        console.print(f"blind2 rows: {escape(book.frozen.blind2)}")
     for p in points:
         console.print(f"{p.id}: {escape(p.source)}")
 

@@ -35,10 +35,11 @@ class Published(BaseModel):
 
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind: gathered and frozen before the twin was ever run on them; reported on their own.
-Split = Literal["dev", "test", "seed", "late", "blind"]
-SPLITS: tuple[Split, ...] = ("test", "dev", "seed", "late", "blind")  # in the order shown
-ADDED_SPLITS = ("late", "blind")  # the splits whose rows say when they were added
+# blind, blind2: gathered and frozen before the twin was ever run on them; reported on their
+# own. blind2 was gathered after blind had been seen once (see Frozen.blind2).
+Split = Literal["dev", "test", "seed", "late", "blind", "blind2"]
+SPLITS: tuple[Split, ...] = ("test", "dev", "seed", "late", "blind", "blind2")  # order shown
+ADDED_SPLITS = ("late", "blind", "blind2")  # the splits whose rows say when they were added
 
 
 class CalPoint(BaseModel):
@@ -54,7 +55,7 @@ class CalPoint(BaseModel):
     split: Split = Field(
         ...,
         description="dev: may be fitted; test: held out; seed: derived; late: added after; "
-        "blind: frozen before the twin ever ran on them",
+        "blind, blind2: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
     fitted: tuple[str, ...] = Field((), description="knobs fitted to this point (dev only)")
@@ -69,6 +70,7 @@ class Frozen(BaseModel):
     errata: tuple[str, ...] = ()
     late: str = ""  # how rows added after the freeze are labelled
     blind: str = ""  # when the blind split was frozen, and what was seen before
+    blind2: str = ""  # the same for the second blind split
 
 
 class CalBook(BaseModel):
