@@ -98,7 +98,7 @@ def test_blind_rows_are_frozen_with_their_date_and_share_nothing_with_other_spli
 def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     r = scoville("twin", "validate", "--split", "hidden")
     assert r.returncode == 2, r.stderr
-    assert "--split must be test, dev, seed, late, blind or all." in r.stdout + r.stderr
+    assert "--split must be test, dev, seed, late, blind, blind2 or all." in r.stdout + r.stderr
 
 
 def test_errors_by_regime_take_medians_and_signed_bias() -> None:
