@@ -76,23 +76,38 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
     for p in late:
         assert p.added is not None and p.added > book.frozen.date and not p.fitted
     assert "GB300" in {parse_twin_url(p.url).hardware.name for p in late}
-    assert all(p.added is None for p in book.points if p.split not in ("late", "blind"))
+    assert all(
+        p.added is None
+        for p in book.points
+        if p.split not in ("late", "blind", "blind2") and not p.was
+    )
 
 
-def test_blind_rows_are_frozen_with_their_date_and_share_nothing_with_other_splits() -> None:
+def test_blind_rows_seen_once_moved_to_dev_keep_their_date_and_share_nothing() -> None:
     from scoville.twin.calibration import load_book
 
     book = load_book()
-    blind = [p for p in book.points if p.split == "blind"]
-    assert len(blind) >= 15 and book.frozen.blind.startswith("frozen 2026-12-01T10:22Z")
-    for p in blind:
-        assert p.added == "2026-12-01T10:22Z" and p.added > book.frozen.date and not p.fitted
-    others = [p for p in book.points if p.split != "blind"]
-    # no blind row repeats a point of another split (same system, model, lengths, concurrency)
+    seen = [p for p in book.points if p.was and p.was.startswith("blind")]
+    assert len(seen) == 32 and book.frozen.blind.startswith("frozen 2026-12-01T10:22Z")
+    assert "moved to dev" in book.frozen.blind
+    for p in seen:
+        assert p.split == "dev" and p.added == "2026-12-01T10:22Z" and p.added > book.frozen.date
+    others = [p for p in book.points if not p.was]
+    # no such row repeats a point of another split (same system, model, lengths, concurrency)
     key = lambda p: (p.url.split("?")[0], p.isl_tokens, p.osl_tokens, p.concurrency)  # noqa: E731
-    assert not {key(p) for p in blind} & {key(p) for p in others}
-    models = {parse_twin_url(p.url).model.name for p in blind}
+    assert not {key(p) for p in seen} & {key(p) for p in others}
+    models = {parse_twin_url(p.url).model.name for p in seen}
     assert models == {"Qwen3.5-397B-A17B", "GLM-5", "Kimi-K2.5"}
+
+
+def test_a_moved_row_without_its_added_date_is_refused() -> None:
+    from scoville.twin.calibration import CalBook, check_book, load_book
+
+    data = load_book().model_dump(by_alias=True)
+    row = next(p for p in data["points"] if p["was"])
+    row["added"] = None
+    with pytest.raises(ValueError, match="`was`"):
+        check_book(CalBook.model_validate(data))
 
 
 def test_validate_refuses_an_unknown_split_and_names_blind() -> None:

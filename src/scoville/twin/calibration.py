@@ -58,6 +58,7 @@ class CalPoint(BaseModel):
         "blind, blind2: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
+    was: str | None = Field(None, description="a held-out split the row left, when and why")
     fitted: tuple[str, ...] = Field((), description="knobs fitted to this point (dev only)")
     source: str = Field(..., min_length=1)
 
@@ -86,13 +87,18 @@ def load_book() -> CalBook:
         .joinpath("data", "twin", "calibration.yaml")
         .read_text(encoding="utf-8")
     )
-    book = CalBook.model_validate(yaml.safe_load(text))
+    return check_book(CalBook.model_validate(yaml.safe_load(text)))
+
+
+def check_book(book: CalBook) -> CalBook:
+    """Refuse a table that breaks the split rules (fitted rows outside dev, `added` dates)."""
     for p in book.points:
         if p.fitted and p.split != "dev":
             raise ValueError(f"calibration point {p.id}: only dev points may be fitted")
-        if (p.split in ADDED_SPLITS) != (p.added is not None):
+        if (p.split in ADDED_SPLITS or p.was is not None) != (p.added is not None):
             raise ValueError(
-                f"calibration point {p.id}: late and blind rows, and only they, say `added`"
+                f"calibration point {p.id}: rows of late and blind splits, and rows moved out of "
+                "one (`was`), and only they, say `added`"
             )
     return book
 
