@@ -121,13 +121,21 @@ class StepModel:
         )
         self.attn_peak = peak_flops(hw, "bf16")
         self.best_peak = max(self.dense_peak, self.expert_peak, self.attn_peak)
+        # achievable fractions of the weight operators: the kernel stack's grouped-GEMM
+        # efficiency for the expert format, and a declared untuned path for both
+        self.weight_scale = eff.kernel_scale
+        self.expert_scale = eff.kernel_scale * eff.expert_scale(fmts["routed_experts"])
         self.bw = float(hw.hbm_tb_s or 0.0) * 1e12
         self._init_attention(shape, par)
         self._init_comm(hw, model, par)
         self.act_bytes_per_token = activation_bytes_per_token(
             model, shape, par.tp, self.ep, par.dp_attention
         )
-        self.overhead_s = eff.step_overhead_s + eff.layer_overhead_s * model.num_layers
+        self.overhead_s = (
+            eff.step_overhead_s
+            + eff.layer_overhead_s * model.num_layers
+            + eff.moe_layer_overhead_s * shape.n_moe_layers
+        )
         self.spec = par.spec
         self.tokens_per_step = par.spec.tokens_per_step()
 
@@ -285,6 +293,7 @@ class StepModel:
         busiest GPU; rows 0 = not a GEMM."""
         ops: list[_Op] = []
         w_bw = self.eff.hbm_bw
+        dense_bw = w_bw * self.weight_scale
         if tokens <= 0:
             return ops
         rank_tokens = self._rank_tokens(b, tokens)  # tokens the busiest rank computes
@@ -292,9 +301,9 @@ class StepModel:
             (
                 2.0 * rank_tokens * self.dense_params * self.dp,
                 self.dense_bytes,
-                self.dense_peak,
+                self.dense_peak * self.weight_scale,
                 rank_tokens,
-                w_bw,
+                dense_bw,
             )
         )
         sh = self.shape
@@ -353,14 +362,15 @@ class StepModel:
         sh = self.shape
         k = self.model.experts_per_token
         touched = expected_distinct_experts(sh.n_routed_experts, k, tokens)
+        peak, bw = self.expert_peak * self.expert_scale, self.eff.hbm_bw * self.expert_scale
         if self.ep == 1:
             flops = 2.0 * tokens * k * sh.expert_params * sh.n_moe_layers / self.par.tp
             return (
                 flops,
                 touched * self.expert_bytes * sh.n_moe_layers,
-                self.expert_peak,
+                peak,
                 tokens * k / touched,  # rows per expert GEMM
-                self.eff.hbm_bw,
+                bw,
             )
         skew = self.par.expert_skew
         per_rank = sh.n_routed_experts / self.ep
@@ -369,9 +379,9 @@ class StepModel:
         return (
             2.0 * assignments * sh.expert_params * sh.n_moe_layers,
             touched_rank * self.expert_bytes * sh.n_moe_layers,
-            self.expert_peak,
+            peak,
             assignments / touched_rank,
-            self.eff.hbm_bw,
+            bw,
         )
 
     def _comm_s(self, tokens: int, rank_tokens: float = 0.0) -> float:

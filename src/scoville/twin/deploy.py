@@ -67,8 +67,16 @@ def apply_deploy_options(
     names the options the user set, which a framework profile's defaults do not override."""
     book = book or load_profiles()
     framework = opts.pop("framework", "vllm")
+    kernels = opts.pop("kernels", "tuned")
+    if kernels not in ("tuned", "untuned"):
+        raise _bad("kernels", kernels, "tuned or untuned")
     applied = apply_profile(
-        book, framework, cfg.hardware.vendor, cfg.efficiency, hardware_family(cfg.hardware.name)
+        book,
+        framework,
+        cfg.hardware.vendor,
+        cfg.efficiency,
+        hardware_family(cfg.hardware.name),
+        untuned=kernels == "untuned",
     )
     # the URL's explicit efficiency settings win over the profile's
     eff = replace(
@@ -116,7 +124,7 @@ def apply_deploy_options(
         if "max_batched_tokens" in explicit
         else applied.max_batched_tokens,
     )
-    labels = {**cfg.labels, "framework": framework}
+    labels = {**cfg.labels, "framework": framework, "kernels": kernels}
     return replace(cfg, parallel=par, efficiency=eff, engine=engine, labels=labels)
 
 
@@ -126,7 +134,8 @@ def reprofile(cfg: TwinConfig, book: ProfileBook) -> TwinConfig:
     base = Efficiency(gpu_memory_utilization=cfg.efficiency.gpu_memory_utilization)
     fw = cfg.labels.get("framework", "vllm")
     family = hardware_family(cfg.hardware.name)
-    applied = apply_profile(book, fw, cfg.hardware.vendor, base, family)
+    untuned = cfg.labels.get("kernels") == "untuned"
+    applied = apply_profile(book, fw, cfg.hardware.vendor, base, family, untuned=untuned)
     engine = replace(
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,

@@ -14,11 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from scoville.twin.calibration import CalPoint, simulate_point
+from scoville.twin.layout import format_class
 from scoville.twin.profiles import ProfileBook, engine_of, hardware_family
+from scoville.twin.shape import effective_formats
 from scoville.twin.target import parse_twin_url
 
 TARGET_METRICS = ("tput_per_gpu", "tpot_ms")
-STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
+STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)
+FRAMEWORKS = ("vllm", "sglang", "trt", "atom")  # multiplicative trials per parameter and pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +47,23 @@ class FreeParam:
         node[keys[-1]] = round(value) if self.integer else value
         return ProfileBook.model_validate(data)
 
-    def touches(self, framework: str, vendor: str, family: str) -> bool:
+    def touches(self, owner: Owner) -> bool:
         parts = self.name.split(".")
+        if owner.untuned != (parts[0] == "untuned_kernel_scale"):
+            return False  # a declared untuned row informs only the untuned scale
         if parts[0] == "frameworks":
-            return engine_of(framework) == parts[1]
+            return engine_of(owner.framework) == parts[1]
         if parts[0] == "vendors":
-            return parts[1] in (vendor, family)
+            return parts[1] in (owner.vendor, owner.family) and (
+                len(parts) < 4 or parts[2] != "expert_bw" or parts[3] == owner.expert_format
+            )
         return True
+
+    @property
+    def per_stack(self) -> bool:
+        """A kernel-stack factor (expert_bw): fitted only where two or more models inform it,
+        so that it describes the stack rather than one model's port."""
+        return ".expert_bw." in self.name
 
 
 def _walk(data: object, dotted: str) -> object:
@@ -72,11 +85,25 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     FreeParam("frameworks.trt.max_batched_tokens", 4096, 32768, integer=True),
     FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.atom.layer_overhead_s", 2e-6, 80e-6),
+    *(FreeParam(f"frameworks.{fw}.moe_layer_overhead_s", 1e-7, 80e-6) for fw in FRAMEWORKS),
     FreeParam("collective_latency_scale", 0.5, 2.0),
     FreeParam("vendors.CDNA3.hbm_bw_scale", 0.3, 1.25),
     FreeParam("vendors.CDNA3.gemm_scale", 0.3, 1.4),
     FreeParam("vendors.CDNA4.hbm_bw_scale", 0.3, 1.25),
-    FreeParam("vendors.NVIDIA.hbm_bw_scale", 0.7, 1.2),
+    FreeParam("vendors.Hopper.hbm_bw_scale", 0.7, 1.2),
+    FreeParam("vendors.Blackwell.hbm_bw_scale", 0.7, 1.2),
+    # routed-expert kernel efficiency per family and expert format (where dev rows have it)
+    *(
+        FreeParam(f"vendors.{fam}.expert_bw.{fmt}", 0.1, 1.4)
+        for fam, fmts in (
+            ("Hopper", ("fp8", "fp4", "int4")),
+            ("Blackwell", ("bf16", "fp8", "fp4")),
+            ("CDNA3", ("bf16", "fp8", "fp4", "int4")),
+            ("CDNA4", ("bf16", "fp8", "fp4")),
+        )
+        for fmt in fmts
+    ),
+    FreeParam("untuned_kernel_scale", 0.1, 1.0),
 )
 
 
@@ -105,8 +132,8 @@ def fit(
     before = loss(dev, book)
     for _ in range(passes):
         for prm in params:
-            mine = [p for p in dev if prm.touches(*owners[p.id])]
-            if not mine:
+            mine = [p for p in dev if prm.touches(owners[p.id])]
+            if not mine or (prm.per_stack and len({owners[p.id].model for p in mine}) < 2):
                 continue
             best_v, best_l = prm.get(book), loss(mine, book)
             for step in STEPS:
@@ -119,10 +146,28 @@ def fit(
     return book, before, loss(dev, book)
 
 
-def _owner(p: CalPoint) -> tuple[str, str, str]:
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """What decides which free parameters a calibration point's prediction depends on."""
+
+    model: str
+    framework: str
+    vendor: str
+    family: str
+    expert_format: str  # bf16 / fp8 / fp4 / int4 of the routed experts ("" for dense models)
+    untuned: bool
+
+
+def _owner(p: CalPoint) -> Owner:
     cfg = parse_twin_url(p.url)
-    return (
+    fmt = ""
+    if cfg.model.is_moe:
+        fmt = format_class(effective_formats(cfg.model, cfg.parallel.precision)["routed_experts"])
+    return Owner(
+        cfg.model.name,
         cfg.labels.get("framework", "vllm"),
         cfg.hardware.vendor,
         hardware_family(cfg.hardware.name),
+        fmt,
+        cfg.labels.get("kernels") == "untuned",
     )

@@ -55,12 +55,32 @@ class Efficiency:
     collective_latency_scale: float = 1.0  # multiplies every fabric latency (fitted)
     alltoall_latency_s: float = 15e-6  # dispatch/combine latency per MoE layer in a domain
     layer_overhead_s: float = 20e-6  # per layer per step: kernel fixed latency, graph replay
+    moe_layer_overhead_s: float = 0.0  # more per MoE layer per step (routing, permutes)
     step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
     gpu_memory_utilization: float = 0.90  # vLLM default
     # TensorRT-LLM sizes its pool as a fraction of the memory left after weights and
     # activations (free_gpu_memory_fraction); None = the vLLM rule above
     kv_free_memory_fraction: float | None = None
     activation_reserve_gb: float = 2.0  # activations + CUDA graphs, outside the KV pool
+    # routed-expert (grouped GEMM) kernel efficiency of the kernel stack per expert weight
+    # format class (bf16, fp8, fp4, int4), multiplying hbm_bw and gemm_max for that operator
+    expert_kernel: tuple[tuple[str, float], ...] = ()
+    # a declared untuned kernel path (kernels=untuned) for the model's quantised weights:
+    # multiplies the weight-streaming and GEMM efficiency of every weight operator
+    kernel_scale: float = 1.0
+
+    def expert_scale(self, fmt: str) -> float:
+        """The routed-expert kernel efficiency factor for weights in format `fmt`."""
+        return dict(self.expert_kernel).get(format_class(fmt), 1.0)
+
+
+def format_class(fmt: str) -> str:
+    """bf16 / fp8 / fp4 / int4: the kernel family a weight format runs on."""
+    if fmt in ("mxfp4", "nvfp4"):
+        return "fp4"
+    if fmt.startswith("int4"):
+        return "int4"
+    return "fp8" if fmt == "fp8" else "bf16"
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,6 +102,12 @@ class TwinOptions(BaseModel):
         description="FP4 activations for 4-bit weights: auto (on for precision=fp4 where the "
         "hardware has FP4 tensor cores), 1 or 0.",
     )
+    kernels: Literal["tuned", "untuned"] = Field(
+        "tuned",
+        description="The kernel path for the model's quantised weights on this stack: tuned, "
+        "or untuned (declared, for example a format whose kernels the engine has not yet "
+        "optimised for this model; costs the fitted untuned_kernel_scale).",
+    )
     catalogue: tuple[str, ...] = Field((), description="User hardware/model YAML (repeatable).")
     executor: Literal["driver", "fast"] = Field(
         "driver",
@@ -199,6 +205,7 @@ class TwinOptions(BaseModel):
             "pp": str(self.pp),
             "mtp": str(self.mtp),
             "fp4_act": self.fp4_act,
+            "kernels": self.kernels,
             "batch_wait_iters": str(self.batch_wait_iters),
             "batch_wait_ratio": str(self.batch_wait_ratio),
         }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,6 +30,8 @@ class Profile(BaseModel):
     description: str
     step_overhead_s: float = Field(..., ge=0)
     layer_overhead_s: float = Field(..., ge=0)
+    # more per mixture-of-experts layer (router, permute, two grouped GEMMs, un-permute)
+    moe_layer_overhead_s: float = Field(0.0, ge=0)
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
@@ -57,6 +59,9 @@ class VendorEfficiency(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     hbm_bw_scale: float = Field(1.0, gt=0, le=1.25)
     gemm_scale: float = Field(1.0, gt=0, le=1.4)
+    # routed-expert grouped-GEMM efficiency per expert weight format class (bf16, fp8, fp4,
+    # int4), multiplying the achievable bandwidth and GEMM rate of that operator
+    expert_bw: dict[Literal["bf16", "fp8", "fp4", "int4"], float] = Field(default_factory=dict)
     source: str = ""
 
 
@@ -64,6 +69,9 @@ class ProfileBook(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     schema_: str = Field(alias="schema")
     collective_latency_scale: float = Field(1.0, gt=0)
+    # efficiency of a declared untuned kernel path (kernels=untuned) for quantised weights
+    untuned_kernel_scale: float = Field(1.0, gt=0, le=1)
+    untuned_source: str = ""
     fitted: dict[str, Any] = Field(default_factory=dict)
     frameworks: dict[str, Profile]
     vendors: dict[str, VendorEfficiency] = Field(default_factory=dict)
@@ -90,6 +98,10 @@ FAMILIES: dict[str, str] = {
     "MI325X": "CDNA3",
     "MI355X": "CDNA4",
 }
+
+
+# a family without its own kernel-stack entry runs its parent's kernels
+PARENT_FAMILY: dict[str, str] = {"Blackwell Ultra": "Blackwell"}
 
 
 def hardware_family(name: str) -> str:
@@ -123,9 +135,11 @@ def apply_profile(
     vendor: str,
     base: Efficiency | None = None,
     family: str = "",
+    untuned: bool = False,
 ) -> Applied:
     """The efficiency and scheduler of `framework` on hardware of `vendor`; a kernel-stack
-    entry for the hardware `family` (CDNA3, Hopper, ...) wins over the vendor's."""
+    entry for the hardware `family` (CDNA3, Hopper, ...), or else its parent family's, wins
+    over the vendor's. `untuned` declares an untuned kernel path for quantised weights."""
     name = engine_of(framework)
     prof = book.frameworks.get(name)
     if prof is None:
@@ -134,16 +148,20 @@ def apply_profile(
             "(a dynamo- or mori- prefix keeps the engine underneath)."
         )
     base = base or Efficiency()
-    v = book.vendors.get(family) or book.vendors.get(vendor) or VendorEfficiency()
+    chain = (family, PARENT_FAMILY.get(family, ""), vendor)
+    v = next((book.vendors[k] for k in chain if k in book.vendors), VendorEfficiency())
     eff = replace(
         base,
         step_overhead_s=prof.step_overhead_s,
         layer_overhead_s=prof.layer_overhead_s,
+        moe_layer_overhead_s=prof.moe_layer_overhead_s,
         hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
         attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
         collective_latency_scale=book.collective_latency_scale,
         kv_free_memory_fraction=prof.kv_free_memory_fraction,
+        expert_kernel=tuple(sorted(v.expert_bw.items())),
+        kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
     )
     return Applied(
         eff,
