@@ -162,6 +162,7 @@ NEW_MODELS = [
     "Kimi-K3",
     "Qwen3.5-397B-A17B",
     "GLM-5",
+    "MiniMax-M2.5",
 ]
 
 
