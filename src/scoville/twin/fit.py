@@ -133,7 +133,7 @@ def fit(
     for _ in range(passes):
         for prm in params:
             mine = [p for p in dev if prm.touches(owners[p.id])]
-            if not mine or (prm.per_stack and len({owners[p.id].model for p in mine}) < 2):
+            if not fittable(prm, [owners[p.id] for p in mine]):
                 continue
             best_v, best_l = prm.get(book), loss(mine, book)
             for step in STEPS:
@@ -156,6 +156,12 @@ class Owner:
     family: str
     expert_format: str  # bf16 / fp8 / fp4 / int4 of the routed experts ("" for dense models)
     untuned: bool
+
+
+def fittable(prm: FreeParam, owners: Sequence[Owner]) -> bool:
+    """Whether dev rows can fit `prm`: some row depends on it, and a kernel-stack factor is
+    informed by two or more models."""
+    return bool(owners) and (not prm.per_stack or len({o.model for o in owners}) >= 2)
 
 
 def _owner(p: CalPoint) -> Owner:

@@ -1,0 +1,105 @@
+"""Kernel-stack efficiency: the routed-expert factor per weight format, the per-MoE-layer
+overhead, a declared untuned kernel path, and the fit's rule for kernel-stack factors.
+
+Golden numbers are worked by hand in the comments."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from scoville.errors import TargetError
+from scoville.twin.catalogue import load_catalogue
+from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
+from scoville.twin.fit import FreeParam, Owner, fittable
+from scoville.twin.layout import format_class
+from scoville.twin.profiles import apply_profile, load_profiles
+from scoville.twin.target import parse_twin_url
+
+CAT = load_catalogue()
+BATCH = StepBatch(n_decode=1, decode_ctx_tokens=1000, n_sampled=1)
+
+
+def test_format_classes_name_the_kernel_family() -> None:
+    got = [format_class(f) for f in ("bf16", "fp16", "fp8", "mxfp4", "nvfp4", "int4_g32")]
+    assert got == ["bf16", "bf16", "fp8", "fp4", "fp4", "int4"]
+
+
+def test_the_expert_factor_slows_only_experts_in_its_format() -> None:
+    hw = CAT.get_hardware("H200")
+    qwen, llama = CAT.get_model("Qwen3.5-397B-A17B"), CAT.get_model("Llama-3.1-70B")
+    fp8 = Parallel(tp=8, precision="fp8")
+    half_fp8 = Efficiency(expert_kernel=(("fp8", 0.5),))
+    base = StepModel(hw, qwen, fp8).cost(BATCH)
+    slow = StepModel(hw, qwen, fp8, half_fp8).cost(BATCH)
+    # batch 1 is memory-bound: halving the experts' bandwidth doubles their streaming time,
+    # so the step grows by exactly that time and nothing else changes
+    grown = slow.memory_s - base.memory_s
+    assert grown > 0 and slow.comm_s == base.comm_s and slow.overhead_s == base.overhead_s
+    # the same factor on BF16 experts, or on a dense model, changes nothing
+    bf16 = Parallel(tp=8, precision="bf16")
+    assert StepModel(hw, qwen, bf16, half_fp8).cost(BATCH) == StepModel(hw, qwen, bf16).cost(BATCH)
+    dense = Parallel(tp=2, precision="fp8")
+    assert StepModel(hw, llama, dense, half_fp8).cost(BATCH) == StepModel(hw, llama, dense).cost(
+        BATCH
+    )
+    # a factor of 0.25 grows the expert time three-fold (1/0.25 - 1 = 3 x the base time)
+    quarter = StepModel(hw, qwen, fp8, Efficiency(expert_kernel=(("fp8", 0.25),))).cost(BATCH)
+    assert quarter.memory_s - base.memory_s == pytest.approx(3 * grown)
+
+
+def test_moe_layer_overhead_counts_moe_layers_only() -> None:
+    hw = CAT.get_hardware("H200")
+    r1 = CAT.get_model("DeepSeek-R1")  # 61 layers, the first 3 dense: 58 MoE layers
+    eff = Efficiency(step_overhead_s=0.0, layer_overhead_s=0.0, moe_layer_overhead_s=10e-6)
+    cost = StepModel(hw, r1, Parallel(tp=8), eff).cost(BATCH)
+    assert cost.overhead_s == pytest.approx(58 * 10e-6)
+    llama = CAT.get_model("Llama-3.1-70B")
+    assert StepModel(hw, llama, Parallel(tp=2), eff).cost(BATCH).overhead_s == 0.0
+
+
+def test_a_family_without_a_stack_entry_runs_its_parents_kernels() -> None:
+    book = load_profiles()
+    data = book.model_dump(by_alias=True)
+    data["vendors"]["Blackwell"]["expert_bw"] = {"fp8": 0.6}
+    book = type(book).model_validate(data)
+    ultra = apply_profile(book, "sglang", "NVIDIA", family="Blackwell Ultra").efficiency
+    assert ultra.expert_scale("fp8") == 0.6 and ultra.expert_scale("bf16") == 1.0
+
+
+def test_kernels_untuned_is_declared_in_the_url_and_costs_the_fitted_scale() -> None:
+    tuned = parse_twin_url("twin:MI300X/Qwen3.5-397B-A17B?tp=8&precision=fp8&framework=sglang")
+    untuned = parse_twin_url(
+        "twin:MI300X/Qwen3.5-397B-A17B?tp=8&precision=fp8&framework=sglang&kernels=untuned"
+    )
+    assert untuned.labels["kernels"] == "untuned" and tuned.labels["kernels"] == "tuned"
+    book = load_profiles()
+    assert untuned.efficiency.kernel_scale == book.untuned_kernel_scale
+    assert tuned.efficiency.kernel_scale == 1.0
+    with pytest.raises(TargetError, match="kernels"):
+        parse_twin_url("twin:MI300X/Qwen3.5-397B-A17B?kernels=slow")
+    # the untuned scale multiplies every weight operator: at 0.5 the batch-1 step's weight
+    # streaming (dense and experts) takes twice as long
+    hw, qwen = CAT.get_hardware("MI300X"), CAT.get_model("Qwen3.5-397B-A17B")
+    par = Parallel(tp=8, precision="fp8")
+    eff = tuned.efficiency
+    a = StepModel(hw, qwen, par, eff).cost(BATCH)
+    b = StepModel(hw, qwen, par, replace(eff, kernel_scale=0.5)).cost(BATCH)
+    assert b.total_s > a.total_s and b.comm_s == a.comm_s
+
+
+def test_untuned_rows_inform_only_the_untuned_scale_and_stack_factors_need_two_models() -> None:
+    untuned = Owner("Qwen3.5-397B-A17B", "sglang", "AMD", "CDNA3", "fp8", True)
+    tuned = Owner("DeepSeek-R1", "sglang", "AMD", "CDNA3", "fp8", False)
+    stack = FreeParam("vendors.CDNA3.expert_bw.fp8", 0.1, 1.4)
+    assert stack.per_stack and stack.touches(tuned) and not stack.touches(untuned)
+    assert not stack.touches(replace(tuned, expert_format="int4"))
+    scale = FreeParam("untuned_kernel_scale", 0.1, 1.0)
+    assert scale.touches(untuned) and not scale.touches(tuned) and not scale.per_stack
+    hbm = FreeParam("vendors.CDNA3.hbm_bw_scale", 0.3, 1.25)
+    assert hbm.touches(tuned) and not hbm.touches(untuned) and not hbm.per_stack
+    # a kernel-stack factor needs two models; other parameters need one row
+    assert not fittable(stack, [tuned, replace(tuned, framework="vllm")])
+    assert fittable(stack, [tuned, replace(tuned, model="GLM-5")])
+    assert fittable(hbm, [tuned]) and not fittable(hbm, [])
