@@ -79,7 +79,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
     assert all(
         p.added is None
         for p in book.points
-        if p.split not in ("late", "blind", "blind2") and not p.was
+        if p.split not in ("late", "blind", "blind2", "blind3") and not p.was
     )
 
 
@@ -113,7 +113,10 @@ def test_a_moved_row_without_its_added_date_is_refused() -> None:
 def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     r = scoville("twin", "validate", "--split", "hidden")
     assert r.returncode == 2, r.stderr
-    assert "--split must be test, dev, seed, late, blind, blind2 or all." in r.stdout + r.stderr
+    assert (
+        "--split must be test, dev, seed, late, blind, blind2, blind3 or all."
+        in r.stdout + r.stderr
+    )
 
 
 def test_errors_by_regime_take_medians_and_signed_bias() -> None:

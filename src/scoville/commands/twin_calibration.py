@@ -28,7 +28,7 @@ def validate_cmd(
     split: Annotated[
         str,
         typer.Option(
-            help="test (held out), dev, seed, late (added after the freeze), blind and blind2 "
+            help="test (held out), dev, seed, late (added after the freeze), blind, blind2, blind3 "
             "(frozen before the twin ever ran on them) or all."
         ),
     ] = "test",
@@ -72,8 +72,10 @@ def validate_cmd(
         console.print(f"late rows: {escape(book.frozen.late)}")
     if book.frozen.blind and split in ("blind", "all"):
         console.print(f"blind rows: {escape(book.frozen.blind)}")
-    if book.frozen.blind2 and split in ("blind2", "all"):
-        console.print(f"blind2 rows: {escape(book.frozen.blind2)}")
+    for name in ("blind2", "blind3"):
+        text = getattr(book.frozen, name)
+        if text and split in (name, "all"):
+            console.print(f"{name} rows: {escape(text)}")
     for p in points:
         console.print(f"{p.id}: {escape(p.source)}")
 

@@ -36,10 +36,10 @@ class Published(BaseModel):
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
 # blind, blind2: gathered and frozen before the twin was ever run on them; reported on their
-# own. blind2 was gathered after blind had been seen once (see Frozen.blind2).
-Split = Literal["dev", "test", "seed", "late", "blind", "blind2"]
-SPLITS: tuple[Split, ...] = ("test", "dev", "seed", "late", "blind", "blind2")  # order shown
-ADDED_SPLITS = ("late", "blind", "blind2")  # the splits whose rows say when they were added
+# own. blind2 and blind3 were gathered after blind had been seen once (see Frozen).
+Split = Literal["dev", "test", "seed", "late", "blind", "blind2", "blind3"]
+SPLITS: tuple[Split, ...] = ("test", "dev", "seed", "late", "blind", "blind2", "blind3")
+ADDED_SPLITS = ("late", "blind", "blind2", "blind3")  # splits whose rows say when added
 
 
 class CalPoint(BaseModel):
@@ -72,6 +72,7 @@ class Frozen(BaseModel):
     late: str = ""  # how rows added after the freeze are labelled
     blind: str = ""  # when the blind split was frozen, and what was seen before
     blind2: str = ""  # the same for the second blind split
+    blind3: str = ""  # and the third
 
 
 class CalBook(BaseModel):
