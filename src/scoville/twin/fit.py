@@ -1,7 +1,8 @@
 """`scoville twin fit`: fit the twin's named free parameters on the calibration table's dev
 split only (the test split stays held out), by coordinate search over multiplicative steps.
 
-The objective is the mean |log(predicted / published)| of per-GPU throughput and median TPOT
+The objective is the mean |log(predicted / published)| (capped at a factor of 2) of per-GPU
+throughput and median TPOT
 over the dev points a parameter touches (its framework or vendor; every point for the global
 collective-latency scale). The fitted values are written back to the profile book with the
 date, the split they were fitted on, and the dev error before and after.
@@ -21,7 +22,10 @@ from scoville.twin.target import parse_twin_url
 
 TARGET_METRICS = ("tput_per_gpu", "tpot_ms")
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)
-FRAMEWORKS = ("vllm", "sglang", "trt", "atom")  # multiplicative trials per parameter and pass
+FRAMEWORKS = ("vllm", "sglang", "trt", "atom")
+LOG_ERROR_CAP = math.log(
+    2.0
+)  # an error beyond 2x (or 1/2) counts as 2x  # multiplicative trials per parameter and pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,14 +112,16 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
 
 
 def loss(points: Sequence[CalPoint], book: ProfileBook) -> float:
-    """Mean |log(pred / published)| over the target metrics of `points` (quick simulation)."""
+    """Mean |log(pred / published)|, each capped at LOG_ERROR_CAP, over the target metrics of
+    `points` (quick simulation). The cap keeps a row the model cannot explain (a 4x error from
+    a path it does not describe) from steering parameters that every other row shares."""
     errs = []
     for p in points:
         pred = simulate_point(p, quick=True, book=book)
         for m in TARGET_METRICS:
             pub = getattr(p.published, m)
             if pub is not None and pred[m] > 0:
-                errs.append(abs(math.log(pred[m] / pub)))
+                errs.append(min(LOG_ERROR_CAP, abs(math.log(pred[m] / pub))))
     return sum(errs) / len(errs) if errs else 0.0
 
 
