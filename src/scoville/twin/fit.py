@@ -3,8 +3,9 @@ split only (the test split stays held out), by coordinate search over multiplica
 
 The objective is the mean |log(predicted / published)| (capped at a factor of 2) of per-GPU
 throughput and median TPOT over the dev points a parameter touches (its framework, vendor or
-kernel stack; every point for the global collective-latency scale). The fitted values are written back to the profile book with the
-date, the split they were fitted on, and the dev error before and after.
+kernel stack; every point for the global collective-latency scale). The fitted values are
+written back to the profile book with the date, the split they were fitted on, and the dev
+error before and after.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from scoville.twin.target import parse_twin_url
 TARGET_METRICS = ("tput_per_gpu", "tpot_ms")
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)
 FRAMEWORKS = ("vllm", "sglang", "trt", "atom")
+STACKS = ("Hopper", "Blackwell", "CDNA3", "CDNA4")
 LOG_ERROR_CAP = math.log(
     2.0
 )  # an error beyond 2x (or 1/2) counts as 2x  # multiplicative trials per parameter and pass
@@ -57,8 +59,10 @@ class FreeParam:
         if parts[0] == "frameworks":
             return engine_of(owner.framework) == parts[1]
         if parts[0] == "vendors":
+            if parts[2] in ("expert_bw", "moe_bw_scale") and not owner.expert_format:
+                return False  # a dense model has no routed experts
             return parts[1] in (owner.vendor, owner.family) and (
-                len(parts) < 4 or parts[2] != "expert_bw" or parts[3] == owner.expert_format
+                len(parts) < 4 or parts[3] == owner.expert_format
             )
         return True
 
@@ -66,7 +70,7 @@ class FreeParam:
     def per_stack(self) -> bool:
         """A kernel-stack factor (expert_bw): fitted only where two or more models inform it,
         so that it describes the stack rather than one model's port."""
-        return ".expert_bw." in self.name
+        return ".expert_bw." in self.name or self.name.endswith(".moe_bw_scale")
 
 
 def _walk(data: object, dotted: str) -> object:
@@ -89,13 +93,9 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.atom.layer_overhead_s", 2e-6, 80e-6),
     *(FreeParam(f"frameworks.{fw}.moe_layer_overhead_s", 1e-7, 80e-6) for fw in FRAMEWORKS),
-    FreeParam("collective_latency_scale", 0.5, 2.0),
-    FreeParam("vendors.CDNA3.hbm_bw_scale", 0.3, 1.25),
-    FreeParam("vendors.CDNA3.gemm_scale", 0.3, 1.4),
-    FreeParam("vendors.CDNA4.hbm_bw_scale", 0.3, 1.25),
-    FreeParam("vendors.Hopper.hbm_bw_scale", 0.7, 1.2),
-    FreeParam("vendors.Blackwell.hbm_bw_scale", 0.7, 1.2),
-    # routed-expert kernel efficiency per family and expert format (where dev rows have it)
+    # the kernel stacks' routed-expert efficiency, whole and per expert format, before the
+    # families' streaming fractions, so that these are not made to absorb MoE kernels
+    *(FreeParam(f"vendors.{fam}.moe_bw_scale", 0.2, 1.5) for fam in STACKS),
     *(
         FreeParam(f"vendors.{fam}.expert_bw.{fmt}", 0.1, 1.4)
         for fam, fmts in (
@@ -106,6 +106,12 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
         )
         for fmt in fmts
     ),
+    FreeParam("collective_latency_scale", 0.5, 2.0),
+    FreeParam("vendors.CDNA3.hbm_bw_scale", 0.3, 1.25),
+    FreeParam("vendors.CDNA3.gemm_scale", 0.3, 1.4),
+    FreeParam("vendors.CDNA4.hbm_bw_scale", 0.3, 1.25),
+    FreeParam("vendors.Hopper.hbm_bw_scale", 0.7, 1.2),
+    FreeParam("vendors.Blackwell.hbm_bw_scale", 0.7, 1.2),
     FreeParam("untuned_kernel_scale", 0.1, 1.0),
 )
 
