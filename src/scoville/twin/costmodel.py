@@ -10,8 +10,6 @@ Efficiency defaults and their reasons are in `Efficiency` and docs/design/twin.m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from scoville.errors import TargetError
 from scoville.twin.catalogue import BITS_PER_WEIGHT, Hardware, ModelArch
 from scoville.twin.comm import Fabric, alltoall_s
@@ -31,6 +29,7 @@ from scoville.twin.shape import (
     expected_distinct_experts,
     model_shape,
 )
+from scoville.twin.step import StepBatch, StepCost
 
 __all__ = [
     "KV_BYTES",
@@ -42,44 +41,6 @@ __all__ = [
     "StepCost",
     "StepModel",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class StepBatch:
-    """What one step computes. Context sums are in tokens; `*_swa` cap each context at the
-    sliding window. `prefill_pairs_*` = sum over chunks of c * (p + (c + 1) / 2), the causal
-    query-key pairs of a chunk of c tokens after p already-computed tokens."""
-
-    n_decode: int = 0
-    decode_ctx_tokens: int = 0
-    decode_ctx_swa_tokens: int = 0
-    prefill_tokens: int = 0
-    prefill_pairs: float = 0.0
-    prefill_pairs_swa: float = 0.0
-    prefill_ctx_read_tokens: int = 0  # sum of p over chunks (KV re-read of earlier chunks)
-    n_sampled: int = 0  # sequences that sample a token this step (LM head rows)
-    n_prefill_chunks: int = 0  # prompts being prefilled (each lands on one attention-DP rank)
-
-
-@dataclass(frozen=True, slots=True)
-class StepCost:
-    """Time of one step (seconds), split so that compute + memory + comm + overhead == total."""
-
-    total_s: float
-    compute_s: float
-    memory_s: float
-    comm_s: float
-    overhead_s: float
-    flops: float  # per GPU
-    hbm_bytes: float  # per GPU
-    floor_s: float  # max(flops / best peak, bytes / peak bandwidth): nothing runs faster
-
-    def then(self, other: StepCost) -> StepCost:
-        """Two batches run one after the other (a prefill batch, then the decode batch)."""
-        return StepCost(*(getattr(self, f) + getattr(other, f) for f in _COST_FIELDS))
-
-
-_COST_FIELDS = StepCost.__slots__
 
 
 _Op = tuple[float, float, float, float, float]
