@@ -1,6 +1,6 @@
-"""The twin's fast lanes executor: agentic replay (session trees on lanes, think time, sub-agent
-spawn and join, primers, the window) simulated straight on the event kernel, without asyncio,
-HTTP or prompt text, behind the client's `LanesExecutor` seam.
+"""Agentic replay on the twin's event kernel: one point's session trees on lanes (think time,
+sub-agent spawn and join, primers, the window) as `AgentPoint`, without asyncio, HTTP or prompt
+text; `agentic_lanes.FastLanes` runs it behind the client's `LanesExecutor` seam.
 
 Same plays (`PlayDeck`), request ids and tags (`lane_request`, `lane_tags`), record definition
 (`exchange_of` -> `to_record`) and window rule (`lane_window`) as the lane driver; only the loop
@@ -10,10 +10,8 @@ prefix cache, so a request costs a step per run of its prompt, not one per block
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
 
 from scoville.client.driver import count_chunk_tokens, to_record
 from scoville.client.lanes import (
@@ -23,19 +21,15 @@ from scoville.client.lanes import (
     PlayDeck,
     lane_request,
     lane_tags,
-    lane_window,
 )
-from scoville.records.model import ErrorKind, Phase, PointWindow
+from scoville.records.model import ErrorKind, Phase
 from scoville.records.sink import Sink
-from scoville.twin.cluster import Cluster, TwinConfig
+from scoville.twin.cluster import Cluster
 from scoville.twin.engine import Seq
 from scoville.twin.kernel import EventKernel
-from scoville.twin.prefix_runs import RunPrefixCache
 from scoville.twin.server import exchange_of
-from scoville.workload.agentic.runs import BlockRuns, Run, RunSet, runs_of
+from scoville.workload.agentic.runs import BlockRuns, Run, RunSet
 from scoville.workload.agentic.session import Agent, Session, Turn
-
-SLICE_NS = 30_000_000_000  # simulated time between yields to the event loop (a signal can stop us)
 
 
 class _Tree:
@@ -79,7 +73,7 @@ class _Run:
         self.done = False
 
 
-class _Point:
+class AgentPoint:
     """One lanes point on a fresh deployment.
 
     Ties matter: requests that reach the replica at the same nanosecond queue in the order
@@ -357,57 +351,3 @@ class _Point:
 
         seq.on_done = lambda _: self._later(1, done)
         self.cluster.submit(seq, now)
-
-
-class FastLanes:
-    """`LanesExecutor` for the twin: each point on a fresh deployment, one after another on one
-    virtual timeline. `extras` holds each point's twin fields (bottleneck shares, KV, hits)."""
-
-    def __init__(self, cfg: TwinConfig, start_ns: int = 0) -> None:
-        self.cfg = cfg
-        self.t_ns = start_ns
-        self.extras: dict[str, dict[str, Any]] = {}
-        self._runs: dict[int, tuple[Turn, tuple[Run, ...]]] = {}
-
-    def _turn_runs(self, turn: Turn) -> tuple[Run, ...]:
-        hit = self._runs.get(id(turn))
-        if hit is None:  # the turn is kept with its runs, so its id is never reused
-            hit = self._runs[id(turn)] = (turn, runs_of(turn.hash_ids))
-        return hit[1]
-
-    async def run_lanes(
-        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
-    ) -> PointWindow:
-        return await self._run(sessions, cfg, sink, timestamps=False)
-
-    async def run_timestamps(
-        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink
-    ) -> PointWindow:
-        return await self._run(sessions, cfg, sink, timestamps=True)
-
-    async def _run(
-        self, sessions: Sequence[Session], cfg: LaneConfig, sink: Sink, timestamps: bool
-    ) -> PointWindow:
-        kernel = EventKernel(self.t_ns)
-        cluster = Cluster(self.cfg, kernel)
-        for r in cluster.replicas:
-            r.prefix = RunPrefixCache()
-        point = _Point(cluster, kernel, sessions, cfg, sink, self._turn_runs)
-        n = point.start_timestamps() if timestamps else point.start()
-        while len(kernel):
-            kernel.run(kernel.now_ns() + SLICE_NS)
-            await asyncio.sleep(0)
-        self.t_ns = kernel.now_ns()
-        end_ns = max(point.stats.last_end_ns, min(self.t_ns, point.window_end_ns))
-        if timestamps:
-            window, _ = lane_window(
-                cfg, point.stats, point.start_ns, end_ns, "rate", n / cfg.window_s
-            )
-        else:
-            window, _ = lane_window(cfg, point.stats, point.start_ns, end_ns)
-        sink.write_window(window)
-        self.extras[cfg.pid] = cluster.point_extras() | {"n_accelerators": self.cfg.n_accelerators}
-        return window
-
-    def point_extras(self, windows: Sequence[PointWindow]) -> dict[str, dict[str, Any]]:
-        return {w.point_id: self.extras[w.point_id] for w in windows if w.point_id in self.extras}

@@ -65,7 +65,7 @@ def open_twin_target(url: str, spec: Any = None) -> Target:
     `spec` (a BenchmarkSpec, optional) supplies the tokenizer choice; the twin ignores text,
     so any local tokenizer serves to build prompts of exact length.
     """
-    from scoville.twin.agentic import FastLanes
+    from scoville.twin.agentic_lanes import FastLanes
     from scoville.twin.clock import LoopKernel, VirtualClock, VirtualTime, VirtualTimeLoop
     from scoville.twin.fast import FastExecutor
     from scoville.twin.server import TwinServer, twin_point_extras
