@@ -137,17 +137,22 @@ def test_runs_of_different_configurations_are_noted() -> None:
 
 
 def test_resampling_in_batches_draws_the_same_resamples(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scoville.analysis.regression as regression
+    import scoville.analysis.bootstrap as bootstrap
 
     values = np.arange(10.0)
 
     def mean(a: np.ndarray) -> np.ndarray:
         return a.mean(axis=1)
 
-    whole = regression.resampled(values, mean, 7, np.random.default_rng(3))
-    monkeypatch.setattr(regression, "_CELLS", 25)  # 2 resamples of 10 values per batch
-    batched = regression.resampled(values, mean, 7, np.random.default_rng(3))
+    whole = bootstrap.resampled(values, mean, 7, np.random.default_rng(3))
+    tpot = 0.01 * (1 + np.arange(10.0) % 4)
+    arr = bootstrap.RequestArrays(values, values + 10, 2 * tpot, tpot, tpot)
+    xy_whole = bootstrap.resampled_xy(arr, 0.5, 7, np.random.default_rng(3))
+    monkeypatch.setattr(bootstrap, "_CELLS", 25)  # 2 resamples of 10 values per batch
+    batched = bootstrap.resampled(values, mean, 7, np.random.default_rng(3))
     assert whole.shape == (7,) and np.array_equal(whole, batched)
+    xy_batched = bootstrap.resampled_xy(arr, 0.5, 7, np.random.default_rng(3))
+    assert all(np.array_equal(a, b) for a, b in zip(xy_whole, xy_batched, strict=True))
 
 
 def _distrust(sample: RunSample, pid: str, reason: str) -> RunSample:

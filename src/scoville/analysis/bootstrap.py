@@ -199,6 +199,54 @@ def bootstrap_frontier_band(
     return Band(tuple(float(x) for x in xs), intervals)
 
 
+_CELLS = 20_000_000  # resample indices held at once (160 MB of int64)
+
+
+def resampled(
+    values: FloatArray,
+    stat: Callable[[FloatArray], FloatArray],
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """`stat` (row-wise over an (r, n) array) of `n_resamples` resamples of `values`, drawn
+    in batches so that memory stays bounded for points with many requests."""
+    n = values.size
+    batch = max(1, _CELLS // max(1, n))
+    parts = []
+    for start in range(0, n_resamples, batch):
+        idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
+        parts.append(stat(values[idx]))
+    return np.asarray(np.concatenate(parts), dtype=np.float64)
+
+
+def _y_source(arr: RequestArrays, y_metric: str) -> FloatArray:
+    if y_metric == "output_tput_per_gpu":
+        return arr.output_tokens
+    return arr.input_tokens + arr.output_tokens
+
+
+def resampled_xy(
+    arr: RequestArrays,
+    per_gpu: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    y_metric: str = "tput_per_gpu",
+) -> tuple[FloatArray, FloatArray]:
+    """(median interactivity, `y_metric`) of each of `n_resamples` resamples of one point's
+    requests, x and y from the same draws (`per_gpu` = 1 / (window s x accelerators)), drawn
+    in batches so that memory stays bounded for points with many requests."""
+    n = arr.output_tokens.size
+    y_src = _y_source(arr, y_metric)
+    batch = max(1, _CELLS // max(1, n))
+    xs, ys = [], []
+    for start in range(0, n_resamples, batch):
+        idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
+        xs.append(inv_median_rows(arr.tpot_s[idx]))
+        ys.append(y_src[idx].sum(axis=1))
+    x = np.asarray(np.concatenate(xs), dtype=np.float64)
+    return x, np.asarray(np.concatenate(ys), dtype=np.float64) * per_gpu
+
+
 def bootstrap_frontier_band_requests(
     points: Mapping[str, tuple[RequestArrays, float]],
     xs: Sequence[float],
@@ -215,23 +263,14 @@ def bootstrap_frontier_band_requests(
     reps: dict[str, dict[str, FloatArray]] = {}
     central_rows: list[Row] = []
     for pid, (arr, window_s) in points.items():
-        n = arr.output_tokens.size
-        idx = rng.integers(0, n, size=(n_resamples, n))
         per_gpu = 1.0 / (window_s * n_accelerators)
-        y_src = (
-            arr.output_tokens
-            if y_metric == "output_tput_per_gpu"
-            else (arr.input_tokens + arr.output_tokens)
-        )
-        reps[pid] = {
-            "x": inv_median_rows(arr.tpot_s[idx]),
-            "y": y_src[idx].sum(axis=1) * per_gpu,
-        }
+        rep_x, rep_y = resampled_xy(arr, per_gpu, n_resamples, rng, y_metric)
+        reps[pid] = {"x": rep_x, "y": rep_y}
         central_rows.append(
             {
                 "point_id": pid,
                 "median_intvty": 1.0 / _nanmedian(arr.tpot_s),
-                y_metric: float(y_src.sum() * per_gpu),
+                y_metric: float(_y_source(arr, y_metric).sum() * per_gpu),
             }
         )
     central = frontier_of(central_rows, "median_intvty", y_metric)

@@ -12,7 +12,7 @@ A percentile from fewer samples than a 95 % interval needs is reported, not deci
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,8 +21,9 @@ import numpy as np
 from scoville.analysis.bootstrap import (
     FloatArray,
     RequestArrays,
-    inv_median_rows,
     percentile_interval,
+    resampled,
+    resampled_xy,
 )
 from scoville.analysis.comparable import unlike_runs
 from scoville.analysis.frontier import Frontier, FrontierPoint, pareto, read_at
@@ -128,42 +129,16 @@ def _line(
 
 # ---- throughput at equal interactivity ----------------------------------------------------
 
-_CELLS = 20_000_000  # resample indices held at once (160 MB of int64)
-
-
-def resampled(
-    values: FloatArray,
-    stat: Callable[[FloatArray], FloatArray],
-    n_resamples: int,
-    rng: np.random.Generator,
-) -> FloatArray:
-    """`stat` (row-wise over an (r, n) array) of `n_resamples` resamples of `values`, drawn
-    in batches so that memory stays bounded for points with many requests."""
-    n = values.size
-    batch = max(1, _CELLS // max(1, n))
-    parts = []
-    for start in range(0, n_resamples, batch):
-        idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
-        parts.append(stat(values[idx]))
-    return np.asarray(np.concatenate(parts), dtype=np.float64)
-
 
 def _resampled_xy(
     points: PointArrays, n_acc: int, rule: Rule, rng: np.random.Generator
 ) -> dict[str, tuple[FloatArray, FloatArray]]:
     """Per point: (median interactivity, tput_per_gpu) for each resample of its requests."""
-    out: dict[str, tuple[FloatArray, FloatArray]] = {}
-    for pid, (arr, window_s) in points.items():
-        if arr.output_tokens.size == 0 or window_s <= 0:
-            continue
-        # One generator state per point and axis pair: x and y use the same draws.
-        state = rng.bit_generator.state
-        x = resampled(arr.tpot_s, inv_median_rows, rule.n_resamples, rng)
-        rng.bit_generator.state = state
-        tokens = arr.input_tokens + arr.output_tokens
-        y = resampled(tokens, lambda a: a.sum(axis=1), rule.n_resamples, rng)
-        out[pid] = (x, y / (window_s * n_acc))
-    return out
+    return {
+        pid: resampled_xy(arr, 1.0 / (window_s * n_acc), rule.n_resamples, rng)
+        for pid, (arr, window_s) in points.items()
+        if arr.output_tokens.size and window_s > 0
+    }
 
 
 def _frontier(xy: Mapping[str, tuple[float, float]]) -> Frontier:
