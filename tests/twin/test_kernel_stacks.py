@@ -63,11 +63,9 @@ def test_a_family_without_a_stack_entry_runs_its_parents_kernels() -> None:
     book = load_profiles()
     data = book.model_dump(by_alias=True)
     data["vendors"]["Blackwell"]["expert_bw"] = {"fp8": 0.6}
-    data["vendors"]["Blackwell"]["moe_bw_scale"] = 0.5
     book = type(book).model_validate(data)
     ultra = apply_profile(book, "sglang", "NVIDIA", family="Blackwell Ultra").efficiency
-    # the stack's whole factor times the format's: 0.5 x 0.6 for FP8, 0.5 x 1 for BF16
-    assert ultra.expert_scale("fp8") == pytest.approx(0.3) and ultra.expert_scale("bf16") == 0.5
+    assert ultra.expert_scale("fp8") == 0.6 and ultra.expert_scale("bf16") == 1.0
 
 
 def test_kernels_untuned_is_declared_in_the_url_and_costs_the_fitted_scale() -> None:
@@ -101,13 +99,7 @@ def test_untuned_rows_inform_only_the_untuned_scale_and_stack_factors_need_two_m
     assert scale.touches(untuned) and not scale.touches(tuned) and not scale.per_stack
     hbm = FreeParam("vendors.CDNA3.hbm_bw_scale", 0.3, 1.25)
     assert hbm.touches(tuned) and not hbm.touches(untuned) and not hbm.per_stack
-    whole = FreeParam("vendors.CDNA3.moe_bw_scale", 0.2, 1.5)
-    assert (
-        whole.per_stack
-        and whole.touches(tuned)
-        and whole.touches(replace(tuned, expert_format="int4"))
-    )
-    assert not whole.touches(replace(tuned, model="Llama-3.1-70B", expert_format=""))
+    assert not stack.touches(replace(tuned, model="Llama-3.1-70B", expert_format=""))
     # a kernel-stack factor needs two models; other parameters need one row
     assert not fittable(stack, [tuned, replace(tuned, framework="vllm")])
     assert fittable(stack, [tuned, replace(tuned, model="GLM-5")])

@@ -23,7 +23,6 @@ from scoville.twin.target import parse_twin_url
 TARGET_METRICS = ("tput_per_gpu", "tpot_ms")
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)
 FRAMEWORKS = ("vllm", "sglang", "trt", "atom")
-STACKS = ("Hopper", "Blackwell", "CDNA3", "CDNA4")
 LOG_ERROR_CAP = math.log(
     2.0
 )  # an error beyond 2x (or 1/2) counts as 2x  # multiplicative trials per parameter and pass
@@ -59,7 +58,7 @@ class FreeParam:
         if parts[0] == "frameworks":
             return engine_of(owner.framework) == parts[1]
         if parts[0] == "vendors":
-            if parts[2] in ("expert_bw", "moe_bw_scale") and not owner.expert_format:
+            if parts[2] == "expert_bw" and not owner.expert_format:
                 return False  # a dense model has no routed experts
             return parts[1] in (owner.vendor, owner.family) and (
                 len(parts) < 4 or parts[3] == owner.expert_format
@@ -70,7 +69,7 @@ class FreeParam:
     def per_stack(self) -> bool:
         """A kernel-stack factor (expert_bw): fitted only where two or more models inform it,
         so that it describes the stack rather than one model's port."""
-        return ".expert_bw." in self.name or self.name.endswith(".moe_bw_scale")
+        return ".expert_bw." in self.name
 
 
 def _walk(data: object, dotted: str) -> object:
@@ -93,9 +92,8 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.atom.layer_overhead_s", 2e-6, 80e-6),
     *(FreeParam(f"frameworks.{fw}.moe_layer_overhead_s", 1e-7, 80e-6) for fw in FRAMEWORKS),
-    # the kernel stacks' routed-expert efficiency, whole and per expert format, before the
-    # families' streaming fractions, so that these are not made to absorb MoE kernels
-    *(FreeParam(f"vendors.{fam}.moe_bw_scale", 0.2, 1.5) for fam in STACKS),
+    # the kernel stacks' routed-expert efficiency per expert format, before the families'
+    # streaming fractions, so that these are not made to absorb MoE kernels
     *(
         FreeParam(f"vendors.{fam}.expert_bw.{fmt}", 0.1, 1.4)
         for fam, fmts in (

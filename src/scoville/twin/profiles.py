@@ -62,8 +62,6 @@ class VendorEfficiency(BaseModel):
     # routed-expert grouped-GEMM efficiency per expert weight format class (bf16, fp8, fp4,
     # int4), multiplying the achievable bandwidth and GEMM rate of that operator
     expert_bw: dict[Literal["bf16", "fp8", "fp4", "int4"], float] = Field(default_factory=dict)
-    # the same for every format: the stack's grouped-GEMM efficiency as a whole
-    moe_bw_scale: float = Field(1.0, gt=0, le=1.5)
     source: str = ""
 
 
@@ -162,10 +160,7 @@ def apply_profile(
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
         collective_latency_scale=book.collective_latency_scale,
         kv_free_memory_fraction=prof.kv_free_memory_fraction,
-        expert_kernel=tuple(
-            (fmt, v.moe_bw_scale * v.expert_bw.get(fmt, 1.0))
-            for fmt in ("bf16", "fp8", "fp4", "int4")
-        ),
+        expert_kernel=tuple(sorted(v.expert_bw.items())),
         kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
     )
     return Applied(
