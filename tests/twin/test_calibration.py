@@ -92,8 +92,9 @@ def test_blind_rows_seen_once_moved_to_dev_keep_their_date_and_share_nothing() -
     assert "moved to dev" in book.frozen.blind
     for p in seen:
         assert p.split == "dev" and p.added == "2026-12-01T10:22Z" and p.added > book.frozen.date
-    others = [p for p in book.points if not p.was]
-    # no such row repeats a point of another split (same system, model, lengths, concurrency)
+    others = [p for p in book.points if not p.was and p.split in ("dev", "test", "seed", "late")]
+    # no such row repeats a point of the splits before it (same system, model, lengths,
+    # concurrency; the later blind splits hold other runs of some of these configurations)
     key = lambda p: (p.url.split("?")[0], p.isl_tokens, p.osl_tokens, p.concurrency)  # noqa: E731
     assert not {key(p) for p in seen} & {key(p) for p in others}
     models = {parse_twin_url(p.url).model.name for p in seen}
@@ -147,3 +148,19 @@ def test_explain_ends_with_a_verdict_and_names_the_deciding_overheads() -> None:
     ok = CliRunner().invoke(app, ["twin", "explain", "--intvty", "50", "--hardware", "H200"])
     assert ok.exit_code == 0, ok.output
     assert "verdict: plausible" in " ".join(ok.output.split())
+
+
+def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> None:
+    from scoville.twin.calibration import load_book
+
+    book = load_book()
+    ids = [p.id for p in book.points]
+    assert len(ids) == len(set(ids))
+    for name, n_min in (("blind2", 60), ("blind3", 30)):
+        rows = [p for p in book.points if p.split == name]
+        text = getattr(book.frozen, name)
+        frozen_at = text.split()[1].rstrip(":")  # "frozen 2026-12-01T11:46Z: ..."
+        assert len(rows) >= n_min and text.startswith("frozen 2026-12-01T")
+        assert "WITHOUT running the twin" in text and "Seen:" in text
+        for p in rows:
+            assert p.added is not None and p.added >= frozen_at and not p.fitted and not p.was
