@@ -150,3 +150,24 @@ def test_twin_options_round_trip_through_the_url() -> None:
     assert cfg.n_accelerators == 24
     with pytest.raises(TargetError, match="executor='slow' must be one of driver, fast"):
         TwinOptions.parse_url("twin:H200/gpt-oss-120b?executor=slow")
+
+
+def test_simulate_declares_an_untuned_kernel_path() -> None:
+    def tpot_ms(kernels: str) -> float:
+        args = ["simulate", "--hardware", "MI300X", "--model", "Qwen3.5-397B-A17B", "--tp", "8"]
+        args += ["--precision", "fp8", "--framework", "sglang", "--kernels", kernels]
+        args += ["--isl", "1024", "--osl", "32", "--concurrency", "16", "--no-bundle"]
+        r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert r.exit_code == 0, r.output
+        title = "".join(r.output.split())  # the URL in the title may wrap
+        assert ("kernels=untuned" in title) == (kernels == "untuned")
+        row = next(line for line in r.output.splitlines() if line.startswith("│   16 │"))
+        return float(row.split("│")[6])
+
+    # every weight operator at the untuned scale (0.35): at 16 sequences the step streams
+    # expert weights for about half its time, so TPOT grows by half or more, and by less
+    # than 1 / 0.35 (the fixed per-layer costs stay)
+    tuned, untuned = tpot_ms("tuned"), tpot_ms("untuned")
+    assert 1.3 * tuned < untuned < tuned / 0.35
+    bad = CliRunner().invoke(app, ["simulate", "--kernels", "slow", "--no-bundle"])
+    assert isinstance(bad.exception, TargetError) and "Option kernels" in str(bad.exception)

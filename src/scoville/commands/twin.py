@@ -46,6 +46,7 @@ Framework = Annotated[str, _opt("framework")]
 DpAttention = Annotated[bool, _opt("dp_attention", "--dp-attention/--no-dp-attention")]
 Pp = Annotated[int, _opt("pp")]
 Mtp = Annotated[int, _opt("mtp")]
+Kernels = Annotated[str, _opt("kernels")]
 # Shape and load flags are the spec's (help from its field descriptions; defaults: the twin's
 # matrix in spec/defaults.py).
 Isl = Annotated[int | None, spec_option("isl")]
@@ -110,6 +111,7 @@ def simulate_cmd(
     dp_attention: DpAttention = _D["dp_attention"].default,
     pp: Pp = _D["pp"].default,
     mtp: Mtp = _D["mtp"].default,
+    kernels: Kernels = _D["kernels"].default,
     isl: Isl = None,
     osl: Osl = None,
     range_ratio: RangeRatio = None,
@@ -152,6 +154,7 @@ def simulate_cmd(
         dp_attention=dp_attention,
         pp=pp,
         mtp=mtp,
+        kernels=kernels,
         executor="fast",
     )
     cfg = opts.config()
