@@ -28,8 +28,8 @@ def validate_cmd(
     split: Annotated[
         str,
         typer.Option(
-            help="test (held out), dev, seed, late (added after the freeze), blind, blind2, blind3 "
-            "(frozen before the twin ever ran on them) or all."
+            help="test (held out), dev, seed, late (added after the freeze), blind, blind2, "
+            "blind3, blind4 (frozen before the twin ever ran on them) or all."
         ),
     ] = "test",
     only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
@@ -72,7 +72,7 @@ def validate_cmd(
         console.print(f"late rows: {escape(book.frozen.late)}")
     if book.frozen.blind and split in ("blind", "all"):
         console.print(f"blind rows: {escape(book.frozen.blind)}")
-    for name in ("blind2", "blind3"):
+    for name in ("blind2", "blind3", "blind4"):
         text = getattr(book.frozen, name)
         if text and split in (name, "all"):
             console.print(f"{name} rows: {escape(text)}")
