@@ -164,3 +164,16 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         assert "WITHOUT running the twin" in text and "Seen:" in text
         for p in rows:
             assert p.added is not None and p.added >= frozen_at and not p.fitted and not p.was
+
+
+def test_the_split_held_for_the_next_change_is_frozen_and_not_yet_seen() -> None:
+    from scoville.twin.calibration import load_book
+
+    book = load_book()
+    rows = [p for p in book.points if p.split == "blind4"]
+    text = book.frozen.blind4
+    frozen_at = text.split()[1].rstrip(":")
+    assert len(rows) >= 20 and "WITHOUT running the twin" in text
+    assert "held for the next model change" in text and "Seen:" not in text
+    for p in rows:
+        assert p.added is not None and p.added >= frozen_at and not p.fitted and not p.was
