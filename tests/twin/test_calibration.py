@@ -177,3 +177,11 @@ def test_the_split_held_for_the_next_change_is_frozen_and_not_yet_seen() -> None
     assert "held for the next model change" in text and "Seen:" not in text
     for p in rows:
         assert p.added is not None and p.added >= frozen_at and not p.fitted and not p.was
+
+
+def test_validate_all_leaves_out_the_split_held_for_the_next_change() -> None:
+    # only blind4 ids carry "-mtp-" for H200 GLM-5, so nothing is simulated here
+    r = scoville("twin", "validate", "--split", "all", "--only", "h200-glm5-fp8-sglang-mtp")
+    assert r.returncode == 0, r.stderr
+    assert "left out of all: the blind4 split is held for the next model change" in r.stdout
+    assert "│ h200-glm5-fp8-sglang-mtp" not in r.stdout
