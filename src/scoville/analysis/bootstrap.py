@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -203,13 +204,14 @@ _CELLS = 20_000_000  # resample indices held at once (160 MB of int64)
 
 
 def resampled(
-    values: FloatArray,
-    stat: Callable[[FloatArray], FloatArray],
+    values: npt.NDArray[Any],
+    stat: Callable[[npt.NDArray[Any]], FloatArray],
     n_resamples: int,
     rng: np.random.Generator,
 ) -> FloatArray:
     """`stat` (row-wise over an (r, n) array) of `n_resamples` resamples of `values`, drawn
-    in batches so that memory stays bounded for points with many requests."""
+    in batches so that memory stays bounded for points with many requests. `stat` may return
+    one value per resample (shape (r,)) or several ((r, k))."""
     n = values.size
     batch = max(1, _CELLS // max(1, n))
     parts = []
@@ -235,16 +237,13 @@ def resampled_xy(
     """(median interactivity, `y_metric`) of each of `n_resamples` resamples of one point's
     requests, x and y from the same draws (`per_gpu` = 1 / (window s x accelerators)), drawn
     in batches so that memory stays bounded for points with many requests."""
-    n = arr.output_tokens.size
     y_src = _y_source(arr, y_metric)
-    batch = max(1, _CELLS // max(1, n))
-    xs, ys = [], []
-    for start in range(0, n_resamples, batch):
-        idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
-        xs.append(inv_median_rows(arr.tpot_s[idx]))
-        ys.append(y_src[idx].sum(axis=1))
-    x = np.asarray(np.concatenate(xs), dtype=np.float64)
-    return x, np.asarray(np.concatenate(ys), dtype=np.float64) * per_gpu
+
+    def both(idx: npt.NDArray[Any]) -> FloatArray:  # the draws themselves: shared by x and y
+        return np.column_stack((inv_median_rows(arr.tpot_s[idx]), y_src[idx].sum(axis=1)))
+
+    xy = resampled(np.arange(arr.output_tokens.size), both, n_resamples, rng)
+    return xy[:, 0], xy[:, 1] * per_gpu
 
 
 def bootstrap_frontier_band_requests(

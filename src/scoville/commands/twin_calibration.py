@@ -36,7 +36,7 @@ def validate_cmd(
     quick: Annotated[bool, typer.Option(help="Fewer requests per point (as `twin fit`).")] = False,
 ) -> None:
     """Predicted vs published on the frozen test split, with error by regime and signed bias."""
-    from scoville.twin.calibration import SPLITS, load_book, validate
+    from scoville.twin.calibration import LATER_BLIND, SPLITS, load_book, validate
 
     if split not in (*SPLITS, "all"):
         raise UserError(f"--split must be {', '.join(SPLITS)} or all.")
@@ -79,7 +79,7 @@ def validate_cmd(
         console.print(f"late rows: {escape(book.frozen.late)}")
     if book.frozen.blind and split in ("blind", "all"):
         console.print(f"blind rows: {escape(book.frozen.blind)}")
-    for name in ("blind2", "blind3", "blind4"):
+    for name in LATER_BLIND:
         text = getattr(book.frozen, name)
         if text and split in (name, "all"):
             console.print(f"{name} rows: {escape(text)}")

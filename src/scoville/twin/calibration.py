@@ -35,11 +35,12 @@ class Published(BaseModel):
 
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind, blind2: gathered and frozen before the twin was ever run on them; reported on their
-# own. blind2..blind4 were gathered after blind had been seen once (see Frozen).
+# blind, blind2..blind4: gathered and frozen before the twin was ever run on them; reported
+# on their own. blind2..blind4 were gathered after blind had been seen once (see Frozen).
 Split = Literal["dev", "test", "seed", "late", "blind", "blind2", "blind3", "blind4"]
 SPLITS: tuple[Split, ...] = ("test", "dev", "seed", "late", "blind", "blind2", "blind3", "blind4")
-ADDED_SPLITS = ("late", "blind", "blind2", "blind3", "blind4")  # splits whose rows say when added
+LATER_BLIND = ("blind2", "blind3", "blind4")  # each with its own freeze text in `Frozen`
+ADDED_SPLITS = ("late", "blind", *LATER_BLIND)  # splits whose rows say when they were added
 
 
 class CalPoint(BaseModel):
@@ -55,7 +56,7 @@ class CalPoint(BaseModel):
     split: Split = Field(
         ...,
         description="dev: may be fitted; test: held out; seed: derived; late: added after; "
-        "blind, blind2: frozen before the twin ever ran on them",
+        "blind, blind2..blind4: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
     was: str | None = Field(None, description="a held-out split the row left, when and why")
@@ -85,7 +86,7 @@ class CalBook(BaseModel):
     def held_splits(self) -> tuple[str, ...]:
         """Blind splits frozen for a change not yet judged and never looked at: `validate
         --split all` leaves them out, so that their one look is asked for by name."""
-        texts = {n: getattr(self.frozen, n) for n in ("blind2", "blind3", "blind4")}
+        texts = {n: getattr(self.frozen, n) for n in LATER_BLIND}
         return tuple(n for n, t in texts.items() if t and "Seen:" not in t)
 
 

@@ -21,11 +21,9 @@ from scoville.twin.shape import effective_formats
 from scoville.twin.target import parse_twin_url
 
 TARGET_METRICS = ("tput_per_gpu", "tpot_ms")
-STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)
+STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
 FRAMEWORKS = ("vllm", "sglang", "trt", "atom")
-LOG_ERROR_CAP = math.log(
-    2.0
-)  # an error beyond 2x (or 1/2) counts as 2x  # multiplicative trials per parameter and pass
+LOG_ERROR_CAP = math.log(2.0)  # an error beyond 2x (or 1/2) counts as 2x
 
 
 @dataclass(frozen=True, slots=True)
