@@ -93,7 +93,7 @@ def test_full_reservation_queues_where_on_demand_admission_preempts() -> None:
 
 
 def _small_h200() -> TwinConfig:
-    small = CAT.get_hardware("H200").model_copy(update={"hbm_gb": 80.0})
+    small = CAT.get_hardware("H200").model_copy(update={"hbm_gb": 80.0, "memory_reported_gb": None})
     return TwinConfig(small, CAT.get_model("gpt-oss-120b"))
 
 
@@ -123,6 +123,19 @@ def test_framework_profiles_choose_the_admission_policy() -> None:
     assert trt.step_model().kv_budget_bytes_per_gpu() > vllm.step_model().kv_budget_bytes_per_gpu()
     own = parse_twin_url("twin:H200/gpt-oss-120b?framework=trt&gpu_memory_utilization=0.8")
     assert own.efficiency.kv_free_memory_fraction is None
+
+
+def test_sglang_takes_its_deployed_memory_fraction_unless_the_url_sets_one() -> None:
+    """SGLang's --mem-fraction-static as InferenceX deploys it (0.8) leaves less KV than
+    vLLM's 0.90 on the same GPU; an explicit gpu_memory_utilization wins over the profile."""
+    sglang = parse_twin_url("twin:H200/gpt-oss-120b?framework=sglang")
+    vllm = parse_twin_url("twin:H200/gpt-oss-120b?framework=vllm")
+    own = parse_twin_url("twin:H200/gpt-oss-120b?framework=sglang&gpu_memory_utilization=0.9")
+    assert sglang.efficiency.gpu_memory_utilization == 0.8
+    assert (
+        sglang.step_model().kv_budget_bytes_per_gpu() < vllm.step_model().kv_budget_bytes_per_gpu()
+    )
+    assert own.step_model().kv_budget_bytes_per_gpu() == vllm.step_model().kv_budget_bytes_per_gpu()
 
 
 def _queued(*prompts: int, ready_step: int = 0) -> list[Seq]:

@@ -97,6 +97,34 @@ def test_user_yaml_derives_from_a_base_and_adds_a_model(tmp_path: Path) -> None:
     assert cat.get_model("tiny").num_layers == 2
 
 
+def test_reported_device_memory_is_the_binary_reading_of_the_quoted_capacity() -> None:
+    """Serving engines take their memory fraction of the total the driver reports; vendors quote
+    most capacities in binary units, so the report is 1-8 % above the quoted figure, and every
+    report names its source or says what is assumed."""
+    cat = load_catalogue()
+    reported = {h.name: h for h in cat.hardware.values() if h.memory_reported_gb is not None}
+    assert {"H100", "H200", "B200", "GB200", "B300", "MI300X", "MI355X"} <= set(reported)
+    for h in reported.values():
+        assert h.hbm_gb is not None
+        assert h.hbm_gb <= h.memory_reported_gb <= h.hbm_gb * 1.08, h.name
+        assert "memory_reported_gb" in h.source or "memory_reported_gb" in h.assumed, h.name
+    assert reported["MI300X"].device_memory_bytes == pytest.approx(206_141_652_992, rel=1e-5)
+    assert cat.get_hardware("Rubin").device_memory_bytes == 288e9  # no report: the quoted figure
+
+
+def test_a_derived_entry_that_sets_its_capacity_drops_the_base_report(tmp_path: Path) -> None:
+    f = tmp_path / "mine.yaml"
+    f.write_text(
+        "hardware:\n"
+        "  - name: H200-small\n    base: H200\n    hbm_gb: 96\n"
+        "  - name: H200-same\n    base: H200\n    hbm_tb_s: 5.0\n",
+        encoding="utf-8",
+    )
+    cat = load_catalogue([f])
+    assert cat.get_hardware("H200-small").device_memory_bytes == 96e9
+    assert cat.get_hardware("H200-same").device_memory_bytes == pytest.approx(151.398e9)
+
+
 def test_user_yaml_errors_name_the_file_entry_and_field(tmp_path: Path) -> None:
     f = tmp_path / "bad.yaml"
     f.write_text("hardware:\n  - name: X\n    base: H200\n    hbm_tb_s: -1\n", encoding="utf-8")

@@ -126,7 +126,7 @@ def test_throughput_per_gpu_rises_with_concurrency_until_kv_binds() -> None:
 
 
 def test_kv_pressure_preempts_and_still_delivers_every_token() -> None:
-    small = CAT.get_hardware("H200").model_copy(update={"hbm_gb": 80.0})
+    small = CAT.get_hardware("H200").model_copy(update={"hbm_gb": 80.0, "memory_reported_gb": None})
     cfg = TwinConfig(small, CAT.get_model("gpt-oss-120b"))
     res = run_point(cfg, length_requests(64, 4096, 512), "c64", concurrency=64)
     assert res.extras["preemptions"] > 0
@@ -220,7 +220,7 @@ def test_engine_accounting_balances_under_any_load(
     lengths: list[tuple[int, int]], hbm_gb: float, budget: int, disagg: bool
 ) -> None:
     """Every sequence finishes with exactly its tokens; KV and context sums return to zero."""
-    hw = CAT.get_hardware("H200").model_copy(update={"hbm_gb": hbm_gb})
+    hw = CAT.get_hardware("H200").model_copy(update={"hbm_gb": hbm_gb, "memory_reported_gb": None})
     cfg = TwinConfig(
         hw,
         CAT.get_model("gpt-oss-120b"),

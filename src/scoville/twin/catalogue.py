@@ -69,6 +69,14 @@ class Hardware(_Entry):
     fp4_format: str | None = None
     hbm_gb: float | None = Field(None, gt=0, description="HBM capacity, GB (1e9 bytes).")
     hbm_tb_s: float | None = Field(None, gt=0, description="Peak HBM bandwidth, TB/s.")
+    memory_reported_gb: float | None = Field(
+        None,
+        gt=0,
+        description="Device memory as the driver reports it (nvidia-smi / rocm-smi total), GB "
+        "(1e9 bytes): what a serving engine's memory fraction multiplies. Vendors quote most "
+        "capacities in binary units (180 GB is 180 GiB), so this is larger than hbm_gb; "
+        "absent, hbm_gb is used.",
+    )
     scaleup_link: str = ""
     scaleup_gb_s_bidir: float | None = Field(
         None, gt=0, description="Scale-up link bandwidth per GPU, both directions, GB/s."
@@ -82,6 +90,11 @@ class Hardware(_Entry):
     )
     notes: str = ""
     source: str = Field(..., min_length=1, description="Where the figures come from.")
+
+    @property
+    def device_memory_bytes(self) -> float:
+        """Bytes the runtime sees: the reported total where known, else the quoted capacity."""
+        return float(self.memory_reported_gb or self.hbm_gb or 0.0) * 1e9
 
     def missing_for_simulation(self) -> list[str]:
         """Fields the cost model needs that this entry lacks."""
@@ -320,6 +333,8 @@ def _validate_entry(
             else:
                 merged[k] = v
         merged["aliases"] = data.get("aliases", ())
+        if "hbm_gb" in data and "memory_reported_gb" not in data:
+            merged.pop("memory_reported_gb", None)  # the base's report is of other memory
         if "source" not in data:
             merged["source"] = f"derived from {base.name} ({base.source})"
         data = merged

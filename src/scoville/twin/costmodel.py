@@ -187,7 +187,7 @@ class StepModel:
 
     def kv_budget_bytes_per_gpu(self) -> float:
         """HBM left for the KV pool on each GPU after weights and activation reserve."""
-        hbm = float(self.hw.hbm_gb or 0.0) * 1e9
+        hbm = self.hw.device_memory_bytes
         reserve = self.weight_bytes_per_gpu + self.eff.activation_reserve_gb * 1e9
         free_fraction = self.eff.kv_free_memory_fraction
         if free_fraction is not None:

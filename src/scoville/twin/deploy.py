@@ -79,9 +79,12 @@ def apply_deploy_options(
         untuned=kernels == "untuned",
     )
     # the URL's explicit efficiency settings win over the profile's
+    gmu = cfg.efficiency.gpu_memory_utilization
+    if "gpu_memory_utilization" not in explicit and applied.gpu_memory_utilization is not None:
+        gmu = applied.gpu_memory_utilization  # the engine's memory fraction as deployed
     eff = replace(
         applied.efficiency,
-        gpu_memory_utilization=cfg.efficiency.gpu_memory_utilization,
+        gpu_memory_utilization=gmu,
         hbm_bw=applied.efficiency.hbm_bw * cfg.efficiency.hbm_bw / 0.80,
     )
     if "gpu_memory_utilization" in explicit:  # it also replaces a free-memory KV rule

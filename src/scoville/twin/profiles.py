@@ -44,6 +44,9 @@ class Profile(BaseModel):
     lag_steps: int = Field(0, ge=0, le=4)
     # KV pool as a fraction of the memory left after weights (TensorRT-LLM); None = vLLM's rule
     kv_free_memory_fraction: float | None = Field(None, gt=0, le=1)
+    # weights + KV pool as a fraction of device memory when the deployment does not say
+    # (SGLang's mem_fraction_static as deployed); None = the Efficiency default (vLLM's 0.90)
+    gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
     source: str
     admission_source: str = ""
 
@@ -127,6 +130,7 @@ class Applied:
     mix_prefill_decode: bool
     max_batched_tokens: int
     admission: AdmissionPolicy
+    gpu_memory_utilization: float | None = None  # the profile's, where it sets one
 
 
 def apply_profile(
@@ -169,4 +173,5 @@ def apply_profile(
         prof.mix_prefill_decode,
         prof.max_batched_tokens,
         prof.admission(),
+        prof.gpu_memory_utilization,
     )
