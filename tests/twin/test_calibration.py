@@ -156,7 +156,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
     book = load_book()
     ids = [p.id for p in book.points]
     assert len(ids) == len(set(ids))
-    for name, n_min in (("blind2", 60), ("blind3", 30)):
+    for name, n_min in (("blind2", 60), ("blind3", 30), ("blind4", 50)):
         rows = [p for p in book.points if p.split == name]
         text = getattr(book.frozen, name)
         frozen_at = text.split()[1].rstrip(":")  # "frozen 2026-12-01T11:46Z: ..."
@@ -166,22 +166,34 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
             assert p.added is not None and p.added >= frozen_at and not p.fitted and not p.was
 
 
-def test_the_split_held_for_the_next_change_is_frozen_and_not_yet_seen() -> None:
+def _with_unseen_blind4(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped book as it was before blind4's one look (its freeze text without `Seen:`)."""
+    import scoville.twin.calibration as cal
+
+    book = cal.load_book()
+    text = book.frozen.blind4.split(" Seen: ")[0]
+    held = book.model_copy(update={"frozen": book.frozen.model_copy(update={"blind4": text})})
+    monkeypatch.setattr(cal, "load_book", lambda: held)
+
+
+def test_every_later_blind_split_has_had_its_one_look() -> None:
     from scoville.twin.calibration import load_book
 
-    book = load_book()
-    rows = [p for p in book.points if p.split == "blind4"]
-    text = book.frozen.blind4
-    frozen_at = text.split()[1].rstrip(":")
-    assert len(rows) >= 20 and "WITHOUT running the twin" in text
-    assert "held for the next model change" in text and "Seen:" not in text
-    for p in rows:
-        assert p.added is not None and p.added >= frozen_at and not p.fitted and not p.was
+    assert load_book().held_splits() == ()
 
 
-def test_validate_all_leaves_out_the_split_held_for_the_next_change() -> None:
+def test_validate_all_leaves_out_a_split_held_for_the_next_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _with_unseen_blind4(monkeypatch)
     # only blind4 ids carry "-mtp-" for H200 GLM-5, so nothing is simulated here
-    r = scoville("twin", "validate", "--split", "all", "--only", "h200-glm5-fp8-sglang-mtp")
-    assert r.returncode == 0, r.stderr
-    assert "left out of all: the blind4 split is held for the next model change" in r.stdout
-    assert "│ h200-glm5-fp8-sglang-mtp" not in r.stdout
+    r = CliRunner().invoke(
+        app, ["twin", "validate", "--split", "all", "--only", "h200-glm5-fp8-sglang-mtp"]
+    )
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "left out of all: the blind4 split is held for the next model change" in out
+    assert "│ h200-glm5-fp8-sglang-mtp" not in r.output
+    one = "h200-glm5-fp8-sglang-mtp-tp8-8k1k-c4"
+    named = CliRunner().invoke(app, ["twin", "validate", "--split", "blind4", "--only", one])
+    assert named.exit_code == 0 and one in named.output
