@@ -79,7 +79,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
     assert all(
         p.added is None
         for p in book.points
-        if p.split not in ("late", "blind", "blind2", "blind3", "blind4") and not p.was
+        if p.split not in ("late", "blind", "blind2", "blind3", "blind4", "blind5") and not p.was
     )
 
 
@@ -115,7 +115,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     r = scoville("twin", "validate", "--split", "hidden")
     assert r.returncode == 2, r.stderr
     assert (
-        "--split must be test, dev, seed, late, blind, blind2, blind3, blind4 or all."
+        "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5 or all."
         in r.stdout + r.stderr
     )
 

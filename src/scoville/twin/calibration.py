@@ -35,11 +35,13 @@ class Published(BaseModel):
 
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind, blind2..blind4: gathered and frozen before the twin was ever run on them; reported
-# on their own. blind2..blind4 were gathered after blind had been seen once (see Frozen).
-Split = Literal["dev", "test", "seed", "late", "blind", "blind2", "blind3", "blind4"]
-SPLITS: tuple[Split, ...] = ("test", "dev", "seed", "late", "blind", "blind2", "blind3", "blind4")
-LATER_BLIND = ("blind2", "blind3", "blind4")  # each with its own freeze text in `Frozen`
+# blind, blind2..blind5: gathered and frozen before the twin was ever run on them; reported
+# on their own. blind2..blind5 were gathered after blind had been seen once (see Frozen).
+Split = Literal["dev", "test", "seed", "late", "blind", "blind2", "blind3", "blind4", "blind5"]
+SPLITS: tuple[Split, ...] = (
+    "test", "dev", "seed", "late", "blind", "blind2", "blind3", "blind4", "blind5"
+)  # fmt: skip
+LATER_BLIND = ("blind2", "blind3", "blind4", "blind5")  # each with its own freeze text in `Frozen`
 ADDED_SPLITS = ("late", "blind", *LATER_BLIND)  # splits whose rows say when they were added
 
 
@@ -56,7 +58,7 @@ class CalPoint(BaseModel):
     split: Split = Field(
         ...,
         description="dev: may be fitted; test: held out; seed: derived; late: added after; "
-        "blind, blind2..blind4: frozen before the twin ever ran on them",
+        "blind, blind2..blind5: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
     was: str | None = Field(None, description="a held-out split the row left, when and why")
@@ -74,7 +76,8 @@ class Frozen(BaseModel):
     blind: str = ""  # when the blind split was frozen, and what was seen before
     blind2: str = ""  # the same for the second blind split
     blind3: str = ""  # and the third
-    blind4: str = ""  # and the fourth (gathered for changes not yet made)
+    blind4: str = ""  # and the fourth
+    blind5: str = ""  # and the fifth (gathered for changes not yet made)
 
 
 class CalBook(BaseModel):
