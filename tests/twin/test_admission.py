@@ -66,6 +66,46 @@ def test_an_arrival_during_a_busy_replica_waits_lag_steps(lag: int, first_step: 
     assert late.token_times()[0] == replica.step_times[first_step]
 
 
+@pytest.mark.parametrize(("interval", "first_step"), [(1, 3), (5, 6), (30, 31)])
+def test_sglang_takes_in_arrivals_only_every_recv_interval_decode_steps(
+    interval: int, first_step: int
+) -> None:
+    """A's prefill (step 0) weighs 1000, so step 1 takes in; then each decode step counts 1:
+    B, arriving as step 2 ends, joins at the start of step 1 + interval."""
+    replica, kernel = _replica(AdmissionPolicy(recv_interval=interval))
+    late = Seq(1, 0, 100, 5)
+
+    def on_token(t_ns: int, _n: int) -> None:
+        if len(replica.step_times) == 3 and late.arrival_ns == 0:
+            late.arrival_ns = t_ns
+            replica.submit(late, t_ns)
+
+    first = Seq(0, 0, 100, 50, on_token=on_token)
+    kernel.schedule(0, lambda t: replica.submit(first, t))
+    kernel.run()
+    assert late.token_times()[0] == replica.step_times[first_step]
+    assert len(late.token_times()) == 5 and not replica.inbox and replica.load() == 0
+
+
+def test_an_arrival_waiting_to_be_taken_in_is_not_stranded_when_the_replica_idles() -> None:
+    """B arrives during A's last step; A finishes before the count is due: the idle loop
+    takes B in at once instead of leaving it in the inbox."""
+    replica, kernel = _replica(AdmissionPolicy(recv_interval=1000))
+    late = Seq(1, 0, 100, 5)
+    first = Seq(0, 0, 100, 3)
+
+    def on_token(t_ns: int, _n: int) -> None:
+        if len(replica.step_times) == 2 and late.arrival_ns == 0:
+            late.arrival_ns = t_ns
+            replica.submit(late, t_ns)
+
+    first.on_token = on_token
+    kernel.schedule(0, lambda t: replica.submit(first, t))
+    kernel.run()
+    assert len(late.token_times()) == 5
+    assert late.token_times()[0] == replica.step_times[3]  # right after A's last token
+
+
 def _three_requests(policy: AdmissionPolicy) -> tuple[Replica, list[Seq]]:
     """Three 300-token prompts with 100 tokens each arrive at once on a 1,000-token pool:
     the prompts fit together (900), prompt + output of all three (1,200) do not."""

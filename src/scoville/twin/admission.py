@@ -21,6 +21,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+# SGLang's default weight of a non-decode step in its receive skipper
+# (sglang/srt/managers/scheduler_recv_skipper.py, SGLANG_SCHEDULER_RECV_SKIPPER_WEIGHT_DEFAULT)
+RECV_PREFILL_WEIGHT = 1000
+
 
 @dataclass(frozen=True, slots=True)
 class AdmissionPolicy:
@@ -37,6 +41,14 @@ class AdmissionPolicy:
     lag_steps: int = 0
     batch_wait_iters: int = 0  # 0 = off
     batch_wait_ratio: float = 0.0
+    # SGLang --scheduler-recv-interval: new requests are taken in only when the weighted count of
+    # steps since the last take reaches it; a decode (or verify) step weighs 1, a step with
+    # prefill RECV_PREFILL_WEIGHT, so a take follows every prefill (1 = every step, the default)
+    recv_interval: int = 1
+
+    def recv_weight(self, had_prefill: bool) -> int:
+        """What one finished step adds to the count toward the next take of new requests."""
+        return RECV_PREFILL_WEIGHT if had_prefill else 1
 
     def reserve_ratio(self, steps_since_reset: int) -> float:
         """The fraction of remaining output reserved, `steps_since_reset` steps after the

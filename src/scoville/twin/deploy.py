@@ -26,6 +26,8 @@ DEPLOY_OPTIONS: dict[str, str] = {
     "batch_wait_iters": "TensorRT-LLM batch_wait_timeout_iters: hold new prompts up to N steps "
     "while decodes run (default 0: off)",
     "batch_wait_ratio": "TensorRT-LLM batch_wait_max_tokens_ratio (default 0)",
+    "recv_interval": "SGLang --scheduler-recv-interval: new requests are taken in every N decode "
+    "steps and after every prefill (default 1: every step)",
     "fp4_act": "FP4 activations for 4-bit weights: auto (default: on for precision=fp4 where "
     "the hardware has FP4 tensor cores), 1 or 0",
 }
@@ -117,7 +119,12 @@ def apply_deploy_options(
     wait_ratio = _num(opts, "batch_wait_ratio", 0.0) or 0.0
     if wait_ratio > 1:
         raise _bad("batch_wait_ratio", str(wait_ratio), "between 0 and 1")
-    admission = replace(applied.admission, batch_wait_iters=wait_iters, batch_wait_ratio=wait_ratio)
+    admission = replace(
+        applied.admission,
+        batch_wait_iters=wait_iters,
+        batch_wait_ratio=wait_ratio,
+        recv_interval=_pos_int(opts, "recv_interval", 1),
+    )
     engine = replace(
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
@@ -143,10 +150,11 @@ def reprofile(cfg: TwinConfig, book: ProfileBook) -> TwinConfig:
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
         mix_prefill_decode=applied.mix_prefill_decode,
-        admission=replace(  # the deployment's own batch waiting stays
+        admission=replace(  # the deployment's own batch waiting and receive interval stay
             applied.admission,
             batch_wait_iters=cfg.engine.admission.batch_wait_iters,
             batch_wait_ratio=cfg.engine.admission.batch_wait_ratio,
+            recv_interval=cfg.engine.admission.recv_interval,
         ),
         max_num_batched_tokens=applied.max_batched_tokens,
     )

@@ -55,6 +55,8 @@ class Replica:
         self.kv_capacity = self.kv_capacity_blocks * bs  # tokens of full-attention KV
         self.kv_used = 0
         self.waiting: deque[Seq] = deque()
+        self.inbox: deque[Seq] = deque()  # arrived, not yet taken in (recv_interval > 1)
+        self._recv_count = 0  # weighted steps since the last take
         self.prefilling: list[Seq] = []
         self.running: dict[Seq, None] = {}
         self.streaming: dict[Seq, None] = {}
@@ -98,6 +100,9 @@ class Replica:
             return
         if self._busy:  # the schedules already formed (overlap, client round trip) miss it
             seq.ready_step = len(self.step_times) + self.cfg.admission.lag_steps
+            if self.cfg.admission.recv_interval > 1:
+                self.inbox.append(seq)  # taken in at a later receive (`_take_in`)
+                return
         self.waiting.append(seq)
         if not self._busy:
             # a late submission (wall-clock serving) never starts a step before the last ended
@@ -105,7 +110,19 @@ class Replica:
 
     def load(self) -> int:
         """Sequences held (for least-loaded routing)."""
-        return len(self.waiting) + len(self.prefilling) + len(self.running)
+        return len(self.inbox) + len(self.waiting) + len(self.prefilling) + len(self.running)
+
+    def _take_in(self, next_step: int) -> None:
+        """SGLang's receive skipper: arrivals join the queue only when the weighted count of
+        steps since the last take reaches `recv_interval` (or when nothing else would run)."""
+        due = self._recv_count >= self.cfg.admission.recv_interval
+        if due:
+            self._recv_count = 0  # a take is attempted whether or not anything arrived
+        idle = not (self.running or self.prefilling)  # an idle loop takes them within ms
+        if not (due or idle):
+            return
+        while self.inbox and (idle or self.inbox[0].ready_step <= next_step):
+            self.waiting.append(self.inbox.popleft())
 
     def _swa_charge(self, ctx: int) -> int:
         w = self.model.window_tokens
@@ -169,6 +186,7 @@ class Replica:
 
     def _start_step(self, t_ns: int) -> None:
         next_step = len(self.step_times)
+        self._take_in(next_step)
         while self.running and self.kv_used + len(self.running) > self.kv_capacity:
             self._preempt(next(reversed(self.running)), next_step)
         n_dec = len(self.running)
@@ -268,6 +286,7 @@ class Replica:
         k = len(self.step_times)
         self.step_times.append(t_ns)
         self._free_at_ns = t_ns
+        self._recv_count += self.cfg.admission.recv_weight(bool(self._chunks))
         self.sum_ctx += self._n_dec
         for seq in self.streaming:
             if seq.on_token is not None:

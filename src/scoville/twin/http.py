@@ -148,7 +148,7 @@ class TwinHttpServer:
     async def _metrics(self, _: web.Request) -> web.Response:
         reps = self.cluster.replicas
         running = sum(len(r.running) + len(r.prefilling) for r in reps)
-        waiting = sum(len(r.waiting) for r in reps)
+        waiting = sum(len(r.waiting) + len(r.inbox) for r in reps)
         used = sum(r.kv_used for r in reps)
         cap = sum(r.kv_capacity for r in reps)
         c = self.counters

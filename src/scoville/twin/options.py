@@ -91,6 +91,12 @@ class TwinOptions(BaseModel):
         description="TensorRT-LLM batch_wait_max_tokens_ratio: stop holding once the step's "
         "tokens reach this fraction of max_batched_tokens.",
     )
+    recv_interval: int = Field(
+        1,
+        ge=1,
+        description="SGLang --scheduler-recv-interval: take in new requests only every N "
+        "decode steps (and after every prefill); 1 = every step, the default.",
+    )
     mtp_al: float | None = Field(
         None,
         ge=1,
@@ -208,6 +214,7 @@ class TwinOptions(BaseModel):
             "kernels": self.kernels,
             "batch_wait_iters": str(self.batch_wait_iters),
             "batch_wait_ratio": str(self.batch_wait_ratio),
+            "recv_interval": str(self.recv_interval),
         }
         for key in ("expert_skew", "mtp_al"):
             if getattr(self, key) is not None:
