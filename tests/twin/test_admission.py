@@ -48,20 +48,29 @@ def _replica(policy: AdmissionPolicy) -> tuple[Replica, EventKernel]:
     return Replica("r0", sm, kernel, EngineConfig(admission=policy)), kernel
 
 
-@pytest.mark.parametrize(("lag", "first_step"), [(0, 3), (1, 4), (2, 5)])
-def test_an_arrival_during_a_busy_replica_waits_lag_steps(lag: int, first_step: int) -> None:
-    replica, kernel = _replica(AdmissionPolicy(lag_steps=lag))
+def _late_arrival(
+    policy: AdmissionPolicy, first_tokens: int, at_step: int
+) -> tuple[Replica, Seq, Seq]:
+    """A (100-token prompt, `first_tokens` out) runs alone; B (100 in, 5 out) arrives as step
+    `at_step - 1` ends (step 0 prefills A, the next steps decode it)."""
+    replica, kernel = _replica(policy)
     late = Seq(1, 0, 100, 5)
 
     def on_token(t_ns: int, _n: int) -> None:
-        # A's 3rd token ends step 2 (step 0 prefills, steps 1, 2 decode): B arrives then
-        if len(replica.step_times) == 3 and late.arrival_ns == 0:
+        if len(replica.step_times) == at_step and late.arrival_ns == 0:
             late.arrival_ns = t_ns
             replica.submit(late, t_ns)
 
-    first = Seq(0, 0, 100, 50, on_token=on_token)
+    first = Seq(0, 0, 100, first_tokens, on_token=on_token)
     kernel.schedule(0, lambda t: replica.submit(first, t))
     kernel.run()
+    assert len(late.token_times()) == 5 and not replica.inbox and replica.load() == 0
+    return replica, first, late
+
+
+@pytest.mark.parametrize(("lag", "first_step"), [(0, 3), (1, 4), (2, 5)])
+def test_an_arrival_during_a_busy_replica_waits_lag_steps(lag: int, first_step: int) -> None:
+    replica, first, late = _late_arrival(AdmissionPolicy(lag_steps=lag), 50, at_step=3)
     assert first.token_times()[0] == replica.step_times[0]  # an idle replica has no lag
     assert late.token_times()[0] == replica.step_times[first_step]
 
@@ -72,37 +81,14 @@ def test_sglang_takes_in_arrivals_only_every_recv_interval_decode_steps(
 ) -> None:
     """A's prefill (step 0) weighs 1000, so step 1 takes in; then each decode step counts 1:
     B, arriving as step 2 ends, joins at the start of step 1 + interval."""
-    replica, kernel = _replica(AdmissionPolicy(recv_interval=interval))
-    late = Seq(1, 0, 100, 5)
-
-    def on_token(t_ns: int, _n: int) -> None:
-        if len(replica.step_times) == 3 and late.arrival_ns == 0:
-            late.arrival_ns = t_ns
-            replica.submit(late, t_ns)
-
-    first = Seq(0, 0, 100, 50, on_token=on_token)
-    kernel.schedule(0, lambda t: replica.submit(first, t))
-    kernel.run()
+    replica, _, late = _late_arrival(AdmissionPolicy(recv_interval=interval), 50, at_step=3)
     assert late.token_times()[0] == replica.step_times[first_step]
-    assert len(late.token_times()) == 5 and not replica.inbox and replica.load() == 0
 
 
 def test_an_arrival_waiting_to_be_taken_in_is_not_stranded_when_the_replica_idles() -> None:
-    """B arrives during A's last step; A finishes before the count is due: the idle loop
-    takes B in at once instead of leaving it in the inbox."""
-    replica, kernel = _replica(AdmissionPolicy(recv_interval=1000))
-    late = Seq(1, 0, 100, 5)
-    first = Seq(0, 0, 100, 3)
-
-    def on_token(t_ns: int, _n: int) -> None:
-        if len(replica.step_times) == 2 and late.arrival_ns == 0:
-            late.arrival_ns = t_ns
-            replica.submit(late, t_ns)
-
-    first.on_token = on_token
-    kernel.schedule(0, lambda t: replica.submit(first, t))
-    kernel.run()
-    assert len(late.token_times()) == 5
+    """B arrives as A's second step ends; A finishes in its third step, long before the count
+    is due: the idle loop takes B in at once instead of leaving it in the inbox."""
+    replica, _, late = _late_arrival(AdmissionPolicy(recv_interval=1000), 3, at_step=2)
     assert late.token_times()[0] == replica.step_times[3]  # right after A's last token
 
 
