@@ -176,10 +176,24 @@ def _with_unseen_blind4(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cal, "load_book", lambda: held)
 
 
-def test_every_later_blind_split_has_had_its_one_look() -> None:
+def test_every_later_blind_split_but_the_held_blind5_has_had_its_one_look() -> None:
     from scoville.twin.calibration import load_book
 
-    assert load_book().held_splits() == ()
+    assert load_book().held_splits() == ("blind5",)
+
+
+def test_the_split_held_for_the_next_change_is_frozen_before_its_rows_and_not_yet_seen() -> None:
+    from scoville.twin.calibration import load_book
+
+    book = load_book()
+    rows = [p for p in book.points if p.split == "blind5"]
+    text = book.frozen.blind5
+    frozen_at = text.split()[1].rstrip(":")  # "frozen 2026-12-01T14:34Z: ..."
+    assert len(rows) == 7 and text.startswith("frozen 2026-12-01T")
+    assert "WITHOUT running the twin" in text and "held for the next model change" in text
+    assert "Seen:" not in text
+    for p in rows:
+        assert p.added is not None and p.added > frozen_at and not p.fitted and not p.was
 
 
 def test_validate_all_leaves_out_a_split_held_for_the_next_change(
