@@ -66,6 +66,15 @@ def test_bad_input_raises_user_errors() -> None:
     assert isinstance(r.exception, UserError)
 
 
+def test_weights_that_leave_no_kv_room_name_the_memory_the_engine_sees() -> None:
+    """An H100 reports 85.9e9 bytes (80 GiB), not the 80 GB it is sold as; Kimi-K2.5's
+    weights (594 GB) need more than six of them."""
+    r = CliRunner().invoke(app, ["simulate", "--hardware", "H100", "--model", "Kimi-K2.5"])
+    assert isinstance(r.exception, TargetError)
+    msg = " ".join(str(r.exception).split())
+    assert "on 1 x H100 (86 GB each as the driver reports it)" in msg and "raise tp" in msg
+
+
 def test_twin_url_and_spec_describe_the_deployment() -> None:
     opts = TwinOptions.build(hardware="GB200", model="gpt-oss-120b", tp=2, replicas=2, disagg=None)
     url = opts.url()

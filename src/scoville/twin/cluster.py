@@ -74,7 +74,9 @@ class TwinConfig:
             need_gb = sm.weight_bytes_per_gpu * par.tp / 1e9
             raise TargetError(
                 f"{self.model.name} weights ({need_gb:.0f} GB at this precision) leave no KV "
-                f"room on {par.tp} x {self.hardware.name} ({self.hardware.hbm_gb} GB each); "
+                f"room on {par.tp} x {self.hardware.name} "
+                f"({self.hardware.device_memory_bytes / 1e9:.0f} GB each as the driver reports "
+                "it); "
                 "raise tp or lower the precision."
             )
         return sm
