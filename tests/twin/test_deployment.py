@@ -158,3 +158,11 @@ def test_pipeline_stages_split_weights_and_kv() -> None:
     sm = two.step_model()
     assert sm.weight_bytes_per_gpu == pytest.approx(one.weight_bytes_per_gpu / 2)
     assert sm.kv_shard == 2 * one.kv_shard
+
+
+@pytest.mark.parametrize("query", ["mtp_al=2", "mtp=1&mtp_al=2.5"])
+def test_an_acceptance_length_needs_drafts_to_accept(query: str) -> None:
+    """At most mtp + 1 tokens come out of a verify step; an acceptance length without
+    drafts, or above that, is refused naming the option."""
+    with pytest.raises(TargetError, match=r"mtp_al=2(\.5)? must be between 1 and mtp\+1"):
+        parse_twin_url(f"twin:B200/DeepSeek-R1?tp=8&precision=fp4&{query}")

@@ -6,7 +6,7 @@ its field descriptions), and `config()` turns it into the engine's `TwinConfig`.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any, Literal, get_args, get_origin
 from urllib.parse import parse_qsl, urlencode
 
@@ -16,7 +16,7 @@ from scoville.errors import TargetError
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
 from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
-from scoville.twin.deploy import apply_deploy_options
+from scoville.twin.deploy import Deployment, apply_deploy_options
 from scoville.twin.engine import EngineConfig
 from scoville.twin.shape import Precision
 
@@ -130,6 +130,11 @@ class TwinOptions(BaseModel):
             raise ValueError(
                 f"Option disagg={self.disagg!r} must look like 1P1D (prefill and decode replicas)."
             )
+        if self.mtp_al is not None and (self.mtp == 0 or self.mtp_al > self.mtp + 1):
+            raise ValueError(
+                f"Option mtp_al={self.mtp_al:g} must be between 1 and mtp+1 = {self.mtp + 1} "
+                "(set mtp first)."
+            )
         pc = self.prefix_cache
         if pc not in ("kv", "unlimited") and not pc.isdigit():
             raise ValueError(f"Option prefix_cache={pc!r}: use kv, unlimited or a token count.")
@@ -201,25 +206,12 @@ class TwinOptions(BaseModel):
             disagg=self._disagg(),
             labels={"url": self.url()},
         )
-        return apply_deploy_options(cfg, self._deploy_text(), explicit=self._explicit())
+        return apply_deploy_options(cfg, self._deployment(), explicit=self._explicit())
 
-    def _deploy_text(self) -> dict[str, str]:
-        """The deployment options `twin.deploy` applies, as their URL text."""
-        out = {
-            "framework": self.framework,
-            "dp_attention": "1" if self.dp_attention else "0",
-            "pp": str(self.pp),
-            "mtp": str(self.mtp),
-            "fp4_act": self.fp4_act,
-            "kernels": self.kernels,
-            "batch_wait_iters": str(self.batch_wait_iters),
-            "batch_wait_ratio": str(self.batch_wait_ratio),
-            "recv_interval": str(self.recv_interval),
-        }
-        for key in ("expert_skew", "mtp_al"):
-            if getattr(self, key) is not None:
-                out[key] = str(getattr(self, key))
-        return out
+    def _deployment(self) -> Deployment:
+        """The deployment choices `twin.deploy` applies (its fields are options here), as
+        validated here."""
+        return Deployment(**{f.name: getattr(self, f.name) for f in fields(Deployment)})
 
     def _explicit(self) -> frozenset[str]:
         """Options the user set (a framework profile's defaults do not override them)."""
