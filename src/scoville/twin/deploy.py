@@ -7,11 +7,15 @@ FP4 activations. `apply_deploy_options` applies a validated `Deployment` to a `T
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, Protocol
 
+from scoville.twin.admission import AdmissionPolicy
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.layout import Efficiency, SpecDecode
 from scoville.twin.profiles import ProfileBook, apply_profile, hardware_family, load_profiles
+
+KernelPath = Literal["tuned", "untuned"]
+Fp4Act = Literal["auto", "0", "1"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,16 +24,37 @@ class Deployment:
     checks each one and says which URL option a bad value came from)."""
 
     framework: str = "vllm"
-    kernels: Literal["tuned", "untuned"] = "tuned"
+    kernels: KernelPath = "tuned"
     dp_attention: bool = False
     pp: int = 1
     expert_skew: float | None = None
     mtp: int = 0
     mtp_al: float | None = None
-    fp4_act: Literal["auto", "0", "1"] = "auto"
+    fp4_act: Fp4Act = "auto"
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
     recv_interval: int = 1
+
+
+class _OwnAdmission(Protocol):
+    """The admission knobs a deployment sets itself, over its framework profile's policy."""
+
+    @property
+    def batch_wait_iters(self) -> int: ...
+    @property
+    def batch_wait_ratio(self) -> float: ...
+    @property
+    def recv_interval(self) -> int: ...
+
+
+def _own_admission(policy: AdmissionPolicy, own: _OwnAdmission) -> AdmissionPolicy:
+    """The profile's admission policy with the deployment's batch waiting and receive interval."""
+    return replace(
+        policy,
+        batch_wait_iters=own.batch_wait_iters,
+        batch_wait_ratio=own.batch_wait_ratio,
+        recv_interval=own.recv_interval,
+    )
 
 
 def apply_deploy_options(
@@ -73,12 +98,7 @@ def apply_deploy_options(
         spec=SpecDecode(draft_tokens=d.mtp, acceptance_length=d.mtp_al),
         fp4_activations=fp4_on,
     )
-    admission = replace(
-        applied.admission,
-        batch_wait_iters=d.batch_wait_iters,
-        batch_wait_ratio=d.batch_wait_ratio,
-        recv_interval=d.recv_interval,
-    )
+    admission = _own_admission(applied.admission, d)
     engine = replace(
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
@@ -104,12 +124,7 @@ def reprofile(cfg: TwinConfig, book: ProfileBook) -> TwinConfig:
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
         mix_prefill_decode=applied.mix_prefill_decode,
-        admission=replace(  # the deployment's own batch waiting and receive interval stay
-            applied.admission,
-            batch_wait_iters=cfg.engine.admission.batch_wait_iters,
-            batch_wait_ratio=cfg.engine.admission.batch_wait_ratio,
-            recv_interval=cfg.engine.admission.recv_interval,
-        ),
+        admission=_own_admission(applied.admission, cfg.engine.admission),  # the deployment's stay
         max_num_batched_tokens=applied.max_batched_tokens,
     )
     return replace(cfg, efficiency=applied.efficiency, engine=engine)

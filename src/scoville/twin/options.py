@@ -16,7 +16,7 @@ from scoville.errors import TargetError
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
 from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
-from scoville.twin.deploy import Deployment, apply_deploy_options
+from scoville.twin.deploy import Deployment, Fp4Act, KernelPath, apply_deploy_options
 from scoville.twin.engine import EngineConfig
 from scoville.twin.shape import Precision
 
@@ -103,12 +103,12 @@ class TwinOptions(BaseModel):
         description="Declared acceptance length (tokens per verify step, 1..mtp+1); default "
         "the built-in DeepSeek-style curve.",
     )
-    fp4_act: Literal["auto", "0", "1"] = Field(
+    fp4_act: Fp4Act = Field(
         "auto",
         description="FP4 activations for 4-bit weights: auto (on for precision=fp4 where the "
         "hardware has FP4 tensor cores), 1 or 0.",
     )
-    kernels: Literal["tuned", "untuned"] = Field(
+    kernels: KernelPath = Field(
         "tuned",
         description="The kernel path for the model's quantised weights on this stack: tuned, "
         "or untuned (declared, for example a format whose kernels the engine has not yet "
