@@ -14,6 +14,7 @@ from scoville.errors import TargetError
 from scoville.records.model import ErrorKind
 from scoville.twin.clock import VirtualClock, VirtualTime, VirtualTimeLoop
 from scoville.twin.fast import run_point
+from scoville.twin.server import TOKEN_TEXT
 from scoville.twin.target import open_twin_target, parse_twin_url
 
 
@@ -52,7 +53,12 @@ def _closed_loop(target_url: str, n: int, conc: int, isl: int, osl: int) -> list
 
     async def lane() -> None:
         for req in reqs:
-            out.append(await target.server.generate(req, lambda t, s: streamed.append(t)))
+            # a chunk may carry several tokens (a disaggregated first token comes with the 2nd)
+            out.append(
+                await target.server.generate(
+                    req, lambda t, s: streamed.extend([t] * (len(s) // len(TOKEN_TEXT)))
+                )
+            )
 
     async def main() -> None:
         await asyncio.gather(*(lane() for _ in range(conc)))

@@ -156,6 +156,7 @@ class Replica:
             seq.kv_charge = need
             if decode_only:
                 self._enter_decode(seq, next_step, base=seq.emitted, charged_from=next_step)
+                self._release_held(seq, next_step)
                 budget -= 1
                 continue
             if cfg.prefix_caching and seq.preemptions == 0:  # every prompt is a query (vLLM)
@@ -290,7 +291,8 @@ class Replica:
         self.sum_ctx += self._n_dec
         for seq in self.streaming:
             if seq.on_token is not None:
-                seq.on_token(t_ns, 1)
+                seq.on_token(t_ns, 1 + seq.held_tokens)
+                seq.held_tokens = 0
         for seq, c in self._chunks:
             seq.computed += c
             if seq.computed >= seq.ctx_target:
@@ -312,17 +314,32 @@ class Replica:
         if seq.preemptions == 0 and seq.prefix_hashes and self.cfg.prefix_caching:
             self.prefix.insert(seq.prefix_hashes, seq.prefix_block_tokens)
         seq.emitted += 1
-        if seq.on_token is not None:
+        if self.role == "prefill" and seq.emitted < seq.max_tokens:
+            # The client's first token comes from the decode replica: Dynamo's frontend keeps
+            # the prefill worker's output (it only carries the KV hand-off), TensorRT-LLM's
+            # generation-only request returns it with its first step, SGLang's decode server
+            # streams it once the request holds decode KV. So the decode queue counts in TTFT.
+            seq.held_tokens = 1
+        elif seq.on_token is not None:
             seq.on_token(t_ns, 1)
         if self.role == "prefill" or seq.emitted >= seq.max_tokens:
             self.kv_used -= seq.kv_charge
-            seq.segments.append((self.step_times, k, k + 1))
+            if not seq.held_tokens:
+                seq.segments.append((self.step_times, k, k + 1))
             if seq.emitted >= seq.max_tokens:
                 self._finish(seq, t_ns)
             elif self.on_prefilled is not None:
                 self.on_prefilled(seq, t_ns)
             return
         self._enter_decode(seq, k, base=seq.emitted - 1, charged_from=k + 1)
+
+    def _release_held(self, seq: Seq, step: int) -> None:
+        """A handed-over sequence's held first token reaches the client with the decode
+        replica's first step for it (streamed then by `_end_step`)."""
+        if seq.held_tokens:
+            seq.segments.append((self.step_times, step, step + 1))
+            if seq.on_token is None:
+                seq.held_tokens = 0
 
     def _enter_decode(self, seq: Seq, first_step: int, base: int, charged_from: int) -> None:
         seq.seg_start, seq.seg_base, seq.kv_decode_from = first_step, base, charged_from
