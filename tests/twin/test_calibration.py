@@ -7,8 +7,9 @@ from typer.testing import CliRunner
 
 from clirun import scoville
 from scoville.commands.twin import app
-from scoville.twin.calibration import explain, load_points, validate
+from scoville.twin.calibration import explain, load_points, simulate_point, validate
 from scoville.twin.catalogue import load_catalogue
+from scoville.twin.profiles import load_profiles
 from scoville.twin.target import parse_twin_url
 
 
@@ -211,3 +212,14 @@ def test_validate_all_leaves_out_a_split_held_for_the_next_change(
     one = "h200-glm5-fp8-sglang-mtp-tp8-8k1k-c4"
     named = CliRunner().invoke(app, ["twin", "validate", "--split", "blind4", "--only", one])
     assert named.exit_code == 0 and one in named.output
+
+
+def test_a_fitted_profile_book_keeps_each_row_s_own_deployment_settings() -> None:
+    # `twin fit` re-derives rows under a candidate profile book; the row's own settings
+    # (here a 32,768-token prefill chunk and a receive interval) must survive, so the shipped
+    # book reproduces exactly what `twin validate` predicts for the row
+    row = next(p for p in load_points() if p.id == "b200-qwen35-bf16-sglang-tp8-1k1k-c64")
+    assert "max_batched_tokens=32768" in row.url and "recv_interval=30" in row.url
+    plain = simulate_point(row, quick=True)
+    refit = simulate_point(row, quick=True, book=load_profiles())
+    assert refit == plain

@@ -166,3 +166,14 @@ def test_an_acceptance_length_needs_drafts_to_accept(query: str) -> None:
     drafts, or above that, is refused naming the option."""
     with pytest.raises(TargetError, match=r"mtp_al=2(\.5)? must be between 1 and mtp\+1"):
         parse_twin_url(f"twin:B200/DeepSeek-R1?tp=8&precision=fp4&{query}")
+
+
+def test_a_declared_kv_free_fraction_sizes_trt_s_pool_from_what_the_weights_leave() -> None:
+    base = "twin:H200/Llama-3.1-70B?precision=fp8&framework=trt"
+    full = parse_twin_url(base + "&kv_free_fraction=1").step_model().kv_budget_bytes_per_gpu()
+    half = parse_twin_url(base + "&kv_free_fraction=0.5").step_model().kv_budget_bytes_per_gpu()
+    default = parse_twin_url(base).step_model().kv_budget_bytes_per_gpu()
+    assert half == pytest.approx(full / 2)
+    assert default == pytest.approx(full * 0.9)  # the profile's free_gpu_memory_fraction
+    with pytest.raises(TargetError, match="set one"):
+        parse_twin_url(base + "&kv_free_fraction=0.5&gpu_memory_utilization=0.8")

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from scoville.twin.catalogue import Hardware, ModelArch
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
-from scoville.twin.deploy import reprofile
 from scoville.twin.frontier import frontier_rows
+from scoville.twin.options import TwinOptions
 from scoville.twin.profiles import ProfileBook, hardware_family
 from scoville.twin.simulate import sweep
 from scoville.twin.target import parse_twin_url
@@ -166,9 +166,7 @@ def simulate_point(
     """Predicted metrics of one calibration point, measured as InferenceX measures: every
     request counts (no warmup excluded), lengths drawn in [range_ratio * L, L]. `book`
     replaces the shipped framework profiles (what `twin fit` tries)."""
-    cfg = parse_twin_url(p.url)
-    if book is not None:
-        cfg = reprofile(cfg, book)
+    cfg = TwinOptions.parse_url(p.url).config(book)
     conc = list(p.concurrencies) or [p.concurrency or 1]
     n = requests if requests is not None else requests_for(max(conc), quick)
     pts = sweep(

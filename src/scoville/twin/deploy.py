@@ -7,11 +7,10 @@ FP4 activations. `apply_deploy_options` applies a validated `Deployment` to a `T
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from typing import Literal
 
-from scoville.twin.admission import AdmissionPolicy
 from scoville.twin.cluster import TwinConfig
-from scoville.twin.layout import Efficiency, SpecDecode
+from scoville.twin.layout import SpecDecode
 from scoville.twin.profiles import ProfileBook, apply_profile, hardware_family, load_profiles
 
 KernelPath = Literal["tuned", "untuned"]
@@ -34,27 +33,7 @@ class Deployment:
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
     recv_interval: int = 1
-
-
-class _OwnAdmission(Protocol):
-    """The admission knobs a deployment sets itself, over its framework profile's policy."""
-
-    @property
-    def batch_wait_iters(self) -> int: ...
-    @property
-    def batch_wait_ratio(self) -> float: ...
-    @property
-    def recv_interval(self) -> int: ...
-
-
-def _own_admission(policy: AdmissionPolicy, own: _OwnAdmission) -> AdmissionPolicy:
-    """The profile's admission policy with the deployment's batch waiting and receive interval."""
-    return replace(
-        policy,
-        batch_wait_iters=own.batch_wait_iters,
-        batch_wait_ratio=own.batch_wait_ratio,
-        recv_interval=own.recv_interval,
-    )
+    kv_free_fraction: float | None = None
 
 
 def apply_deploy_options(
@@ -85,6 +64,8 @@ def apply_deploy_options(
     )
     if "gpu_memory_utilization" in explicit:  # it also replaces a free-memory KV rule
         eff = replace(eff, kv_free_memory_fraction=None)
+    if d.kv_free_fraction is not None:  # TensorRT-LLM's rule, with the deployment's fraction
+        eff = replace(eff, kv_free_memory_fraction=d.kv_free_fraction)
     par = cfg.parallel
     fp4_on = d.fp4_act == "1" or (
         d.fp4_act == "auto" and par.precision == "fp4" and cfg.hardware.dense_tflops.fp4 is not None
@@ -98,7 +79,12 @@ def apply_deploy_options(
         spec=SpecDecode(draft_tokens=d.mtp, acceptance_length=d.mtp_al),
         fp4_activations=fp4_on,
     )
-    admission = _own_admission(applied.admission, d)
+    admission = replace(  # the deployment's own batch waiting and receive interval
+        applied.admission,
+        batch_wait_iters=d.batch_wait_iters,
+        batch_wait_ratio=d.batch_wait_ratio,
+        recv_interval=d.recv_interval,
+    )
     engine = replace(
         cfg.engine,
         chunked_prefill=applied.chunked_prefill,
@@ -110,21 +96,3 @@ def apply_deploy_options(
     )
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
     return replace(cfg, parallel=par, efficiency=eff, engine=engine, labels=labels)
-
-
-def reprofile(cfg: TwinConfig, book: ProfileBook) -> TwinConfig:
-    """The same deployment under another profile book (what `twin fit` tries): efficiency and
-    scheduler policy re-derived from `book` for the config's framework and vendor."""
-    base = Efficiency(gpu_memory_utilization=cfg.efficiency.gpu_memory_utilization)
-    fw = cfg.labels.get("framework", "vllm")
-    family = hardware_family(cfg.hardware.name)
-    untuned = cfg.labels.get("kernels") == "untuned"
-    applied = apply_profile(book, fw, cfg.hardware.vendor, base, family, untuned=untuned)
-    engine = replace(
-        cfg.engine,
-        chunked_prefill=applied.chunked_prefill,
-        mix_prefill_decode=applied.mix_prefill_decode,
-        admission=_own_admission(applied.admission, cfg.engine.admission),  # the deployment's stay
-        max_num_batched_tokens=applied.max_batched_tokens,
-    )
-    return replace(cfg, efficiency=applied.efficiency, engine=engine)

@@ -18,6 +18,7 @@ from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
 from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
 from scoville.twin.deploy import Deployment, Fp4Act, KernelPath, apply_deploy_options
 from scoville.twin.engine import EngineConfig
+from scoville.twin.profiles import ProfileBook
 from scoville.twin.shape import Precision
 
 _URL = re.compile(r"^twin:(?P<hw>[^/?]+)/(?P<model>[^?]+)(?:\?(?P<query>.*))?$")
@@ -91,6 +92,14 @@ class TwinOptions(BaseModel):
         description="TensorRT-LLM batch_wait_max_tokens_ratio: stop holding once the step's "
         "tokens reach this fraction of max_batched_tokens.",
     )
+    kv_free_fraction: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="TensorRT-LLM kv_cache_config.free_gpu_memory_fraction: the KV pool is this "
+        "fraction of the memory the weights and activations leave (default: the framework "
+        "profile's rule).",
+    )
     recv_interval: int = Field(
         1,
         ge=1,
@@ -134,6 +143,12 @@ class TwinOptions(BaseModel):
             raise ValueError(
                 f"Option mtp_al={self.mtp_al:g} must be between 1 and mtp+1 = {self.mtp + 1} "
                 "(set mtp first)."
+            )
+        if self.kv_free_fraction is not None and "gpu_memory_utilization" in self.model_fields_set:
+            raise ValueError(
+                "Options gpu_memory_utilization (a fraction of device memory) and "
+                "kv_free_fraction (a fraction of what the weights leave) both size the KV pool: "
+                "set one."
             )
         pc = self.prefix_cache
         if pc not in ("kv", "unlimited") and not pc.isdigit():
@@ -180,8 +195,9 @@ class TwinOptions(BaseModel):
         q += [("catalogue", p) for p in self.catalogue]
         return f"twin:{self.hardware}/{self.model}" + (f"?{urlencode(q)}" if q else "")
 
-    def config(self) -> TwinConfig:
-        """The engine's configuration (catalogue entries looked up; unknown names raise)."""
+    def config(self, book: ProfileBook | None = None) -> TwinConfig:
+        """The engine's configuration (catalogue entries looked up; unknown names raise);
+        `book` replaces the shipped framework profiles (what `twin fit` tries)."""
         cat = load_catalogue(list(self.catalogue))
         engine = EngineConfig(
             max_num_seqs=self.max_num_seqs,
@@ -206,7 +222,7 @@ class TwinOptions(BaseModel):
             disagg=self._disagg(),
             labels={"url": self.url()},
         )
-        return apply_deploy_options(cfg, self._deployment(), explicit=self._explicit())
+        return apply_deploy_options(cfg, self._deployment(), book, explicit=self._explicit())
 
     def _deployment(self) -> Deployment:
         """The deployment choices `twin.deploy` applies (its fields are options here), as
