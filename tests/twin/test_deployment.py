@@ -177,3 +177,14 @@ def test_a_declared_kv_free_fraction_sizes_trt_s_pool_from_what_the_weights_leav
     assert default == pytest.approx(full * 0.9)  # the profile's free_gpu_memory_fraction
     with pytest.raises(TargetError, match="set one"):
         parse_twin_url(base + "&kv_free_fraction=0.5&gpu_memory_utilization=0.8")
+
+
+def test_sglang_s_default_prefill_chunk_follows_the_reported_device_memory() -> None:
+    # SGLang chunks prefill at 8192 tokens below 160 GiB (H200: 141) and 16384 from it (B200: 180)
+    q = "/Qwen3.5-397B-A17B?tp=8&precision=fp8&framework=sglang"
+    assert parse_twin_url("twin:H200" + q).engine.max_num_batched_tokens == 8192
+    assert parse_twin_url("twin:B200" + q).engine.max_num_batched_tokens == 16384
+    mine = parse_twin_url("twin:B200" + q + "&max_batched_tokens=4096")
+    assert mine.engine.max_num_batched_tokens == 4096
+    vllm = parse_twin_url("twin:B200/Qwen3.5-397B-A17B?tp=8&precision=fp8")
+    assert vllm.engine.max_num_batched_tokens == 8192

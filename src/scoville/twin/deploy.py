@@ -52,6 +52,7 @@ def apply_deploy_options(
         cfg.efficiency,
         hardware_family(cfg.hardware.name),
         untuned=d.kernels == "untuned",
+        device_gib=cfg.hardware.device_memory_bytes / 2**30,
     )
     # the URL's explicit efficiency settings win over the profile's
     gmu = cfg.efficiency.gpu_memory_utilization

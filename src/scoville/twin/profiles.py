@@ -35,6 +35,8 @@ class Profile(BaseModel):
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
+    # a larger default budget from this much driver-reported device memory up (GiB -> tokens)
+    max_batched_tokens_from_gib: dict[float, int] = Field(default_factory=dict)
     # admission (scoville.twin.admission): KV reserved for future output tokens at admission,
     # as a fraction of them (start value, floor, steps of linear decay), and the steps between
     # an arrival and the first schedule that can include it
@@ -140,10 +142,12 @@ def apply_profile(
     base: Efficiency | None = None,
     family: str = "",
     untuned: bool = False,
+    device_gib: float = 0.0,
 ) -> Applied:
     """The efficiency and scheduler of `framework` on hardware of `vendor`; a kernel-stack
     entry for the hardware `family` (CDNA3, Hopper, ...), or else its parent family's, wins
-    over the vendor's. `untuned` declares an untuned kernel path for quantised weights."""
+    over the vendor's. `untuned` declares an untuned kernel path for quantised weights;
+    `device_gib` (the memory the driver reports) picks a memory-tiered token budget."""
     name = engine_of(framework)
     prof = book.frameworks.get(name)
     if prof is None:
@@ -167,11 +171,12 @@ def apply_profile(
         expert_kernel=tuple(sorted(v.expert_bw.items())),
         kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
     )
+    tiers = [t for gib, t in sorted(prof.max_batched_tokens_from_gib.items()) if device_gib >= gib]
     return Applied(
         eff,
         prof.chunked_prefill,
         prof.mix_prefill_decode,
-        prof.max_batched_tokens,
+        tiers[-1] if tiers else prof.max_batched_tokens,
         prof.admission(),
         prof.gpu_memory_utilization,
     )
