@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from scoville.client.plan import length_requests
+from scoville.errors import TargetError
 from scoville.twin.admission import AdmissionPolicy, BatchWait, OutputLedger
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import TwinConfig
@@ -195,3 +196,33 @@ def test_batch_wait_from_the_url_delays_first_tokens_under_load() -> None:
         ttfts.append(xs[len(xs) // 2])
         assert all(r.ok and len(r.chunk_ns) == 256 for r in res.records)
     assert ttfts[1] > 1.2 * ttfts[0]  # prompts held until a second one is queued
+
+
+def test_attention_dp_balance_holds_prompts_until_every_rank_has_one() -> None:
+    """TensorRT-LLM's ADP balance over 4 ranks with a 3-step timeout."""
+    wait = BatchWait(AdmissionPolicy(balance_iters=3, balance_ranks=4))
+    three = _queued(500, 500, 500)
+    assert [wait.hold(three, 10, 0, 10_000) for _ in range(4)] == [True, True, True, False]
+    assert not wait.hold(_queued(500, 500, 500, 500), 10, 0, 10_000)  # one for every rank
+    assert not wait.hold(three, 0, 0, 10_000)  # nothing decoding: never wait
+    late = _queued(500, 500, 500) + _queued(500, ready_step=9)
+    assert wait.hold(late, 10, 0, 10_000)  # the fourth is not ready yet
+
+
+def test_attention_dp_balance_lets_the_ranks_prefill_together() -> None:
+    # DeepSeek-R1 over 8 attention-DP ranks, 8k prompts arriving one by one: unbalanced, each
+    # prompt's prefill stalls every rank's MoE exchange on its own; balanced, eight at a time
+    base = "twin:H200/DeepSeek-R1?tp=8&ep=8&kv=fp8&dp_attention=1&framework=trt"
+    plain = parse_twin_url(base)
+    held = parse_twin_url(base + "&adp_balance_iters=60")
+    assert held.engine.admission.balance_ranks == 8 and held.engine.admission.balance_iters == 60
+    assert plain.engine.admission.balance_iters == 0
+    tput = []
+    for cfg in (plain, held):
+        reqs = length_requests(96, 8192, 128, range_ratio=0.8, seed=3)
+        res = run_point(cfg, reqs, "c32", concurrency=32)
+        assert all(r.ok for r in res.records)
+        tput.append(len(res.records) / (res.window.end_ns - res.window.start_ns))
+    assert tput[1] > 1.2 * tput[0]
+    with pytest.raises(TargetError, match="dp_attention=1"):
+        parse_twin_url("twin:H200/DeepSeek-R1?tp=8&framework=trt&adp_balance_iters=60")

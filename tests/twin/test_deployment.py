@@ -188,3 +188,27 @@ def test_sglang_s_default_prefill_chunk_follows_the_reported_device_memory() -> 
     assert mine.engine.max_num_batched_tokens == 4096
     vllm = parse_twin_url("twin:B200/Qwen3.5-397B-A17B?tp=8&precision=fp8")
     assert vllm.engine.max_num_batched_tokens == 8192
+
+
+def test_attention_dp_steps_wait_for_the_busiest_rank() -> None:
+    # 64 decoding sequences over 8 attention-DP ranks: 8 each if even; at a balance ratio
+    # (mean / busiest) of 0.8 the busiest rank carries 10, and only the decode share grows
+    from dataclasses import replace
+
+    cfg = parse_twin_url("twin:GB200/DeepSeek-R1?precision=fp4&tp=8&dp_attention=1")
+    even = StepModel(cfg.hardware, cfg.model, cfg.parallel, replace(cfg.efficiency, dp_balance=1))
+    skew = StepModel(cfg.hardware, cfg.model, cfg.parallel, replace(cfg.efficiency, dp_balance=0.8))
+    dec = StepBatch(n_decode=64, decode_ctx_tokens=64 * 2000, n_sampled=64)
+    assert even._rank_tokens(dec, 64) == 8 and skew._rank_tokens(dec, 64) == pytest.approx(10)
+    mixed = StepBatch(n_decode=64, decode_ctx_tokens=64 * 2000, prefill_tokens=4096,
+                      n_prefill_chunks=1, n_sampled=65)  # fmt: skip
+    assert skew._rank_tokens(mixed, 64 + 4096) == pytest.approx(10 + 4096)
+    assert skew.cost(dec).total_s > even.cost(dec).total_s
+    tp = parse_twin_url("twin:GB200/DeepSeek-R1?precision=fp4&tp=8&ep=8")
+    tp_skew = StepModel(tp.hardware, tp.model, tp.parallel, replace(tp.efficiency, dp_balance=0.8))
+    assert (
+        tp_skew.cost(dec).total_s
+        == StepModel(tp.hardware, tp.model, tp.parallel, replace(tp.efficiency, dp_balance=1))
+        .cost(dec)
+        .total_s
+    )  # without attention DP every rank runs every sequence

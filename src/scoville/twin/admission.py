@@ -13,6 +13,11 @@ Reservation, as a fraction of each admitted request's remaining output tokens:
 Batch waiting (TensorRT-LLM `batch_wait_timeout_iters`, `batch_wait_max_tokens_ratio`; off by
 default, set by InferenceX's 1k/1k Llama recipes): while decodes run, new prompts are held for
 up to N steps until the step's tokens reach the ratio x max_num_tokens.
+
+Attention-DP balance (TensorRT-LLM `attention_dp_config: enable_balance`, `timeout_iters`):
+with attention data-parallel, a prompt's prefill runs on one rank and stalls every rank at the
+MoE exchange, so while decodes run new prompts are held for up to N steps until there is one
+for every rank, and the ranks prefill together.
 """
 
 from __future__ import annotations
@@ -45,6 +50,10 @@ class AdmissionPolicy:
     # steps since the last take reaches it; a decode (or verify) step weighs 1, a step with
     # prefill RECV_PREFILL_WEIGHT, so a take follows every prefill (1 = every step, the default)
     recv_interval: int = 1
+    # attention-DP balance: hold prompts for up to `balance_iters` steps until `balance_ranks`
+    # are ready (0 = off)
+    balance_iters: int = 0
+    balance_ranks: int = 1
 
     def recv_weight(self, had_prefill: bool) -> int:
         """What one finished step adds to the count toward the next take of new requests."""
@@ -99,9 +108,10 @@ class Waiting(Protocol):
 
 
 class BatchWait:
-    """TensorRT-LLM's batch waiting: hold new prompts while decodes run, for up to
+    """TensorRT-LLM's two holds on new prompts while decodes run. Batch waiting: for up to
     `batch_wait_iters` steps, until the prompt tokens ready to schedule plus one token per
-    decoding sequence reach `batch_wait_ratio` x the step's token budget."""
+    decoding sequence reach `batch_wait_ratio` x the step's token budget. Attention-DP
+    balance: for up to `balance_iters` steps, until `balance_ranks` prompts are ready."""
 
     __slots__ = ("policy", "waited")
 
@@ -113,19 +123,22 @@ class BatchWait:
         self, queue: Iterable[Waiting], n_decode: int, next_step: int, max_tokens: int
     ) -> bool:
         p = self.policy
-        if not p.batch_wait_iters or not n_decode or self.waited >= p.batch_wait_iters:
+        limit = max(p.batch_wait_iters, p.balance_iters)
+        if not limit or not n_decode or self.waited >= limit:
             self.waited = 0
             return False
         want = p.batch_wait_ratio * max_tokens
-        tokens, ready = n_decode, False
+        tokens, n_ready = n_decode, 0
         for seq in queue:
-            if seq.ready_step > next_step or tokens >= want:
+            if seq.ready_step > next_step or (tokens >= want and n_ready >= p.balance_ranks):
                 break
-            ready = True
-            tokens += min(seq.ctx_target, max_tokens - tokens)
-        if not ready:  # no prompt to hold
+            n_ready += 1
+            tokens += min(seq.ctx_target, max(0, max_tokens - tokens))
+        if not n_ready:  # no prompt to hold
             return False
-        if tokens >= want:
+        short = self.waited < p.batch_wait_iters and tokens < want
+        unbalanced = self.waited < p.balance_iters and n_ready < p.balance_ranks
+        if not (short or unbalanced):
             self.waited = 0
             return False
         self.waited += 1

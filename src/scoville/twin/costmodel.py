@@ -99,6 +99,8 @@ class StepModel:
         )
         self.spec = par.spec
         self.tokens_per_step = par.spec.tokens_per_step()
+        # under attention DP the step waits for the busiest rank: 1 / (mean / busiest)
+        self._dp_imbalance = 1.0 / eff.dp_balance if par.dp_attention else 1.0
 
     def _init_weights(self, shape: ModelShape, fmts: dict[str, str], tp: int) -> None:
         """Bytes streamed per step (dense groups, LM head; routed experts per expert-layer)
@@ -275,19 +277,23 @@ class StepModel:
         # sparse top-k reads: per query row, a share of the top-k while contexts are short
         dec_q = b.n_decode * self.kv_layout.sparse_fill(b.decode_ctx_tokens, b.n_decode)
         pf_q = b.prefill_tokens * self.kv_layout.sparse_fill(b.prefill_pairs, b.prefill_tokens)
+        imb = self._dp_imbalance  # the busiest attention-DP rank's share of the decode work
         attn_flops = (
             self.attn_decode_full * b.decode_ctx_tokens
             + self.attn_decode_swa * b.decode_ctx_swa_tokens
             + self.attn_per_query * dec_q
-        ) * rows + pf_ranks * (
+        ) * rows * imb + pf_ranks * (
             self.attn_prefill_full * b.prefill_pairs
             + self.attn_prefill_swa * b.prefill_pairs_swa
             + self.attn_per_query * pf_q
         )
         kv_read = (
-            self.kv_read_bytes_per_token * (b.decode_ctx_tokens + b.prefill_ctx_read_tokens)
-            + self.kv_swa_bytes_per_token * b.decode_ctx_swa_tokens
-            + self.kv_read_bytes_per_query * dec_q * rows
+            self.kv_read_bytes_per_token * (b.decode_ctx_tokens * imb + b.prefill_ctx_read_tokens)
+            + (
+                self.kv_swa_bytes_per_token * b.decode_ctx_swa_tokens
+                + self.kv_read_bytes_per_query * dec_q * rows
+            )
+            * imb
         )
         kv_write = tokens * (self.kv_full_bytes_per_token + self.kv_swa_bytes_per_token)
         ops.append(
@@ -300,21 +306,23 @@ class StepModel:
             )
         )
         # BF16 activations written and read back between kernels (not fused away)
-        ops.append((0.0, tokens * self.act_bytes_per_token, self.dense_peak, 0.0, w_bw))
+        act_tokens = (tokens - b.prefill_tokens) * imb + b.prefill_tokens
+        ops.append((0.0, act_tokens * self.act_bytes_per_token, self.dense_peak, 0.0, w_bw))
         n_s = b.n_sampled * rows
         head_flops = 2.0 * n_s * sh.embedding_params / self.par.tp
         ops.append((head_flops, self.lm_head_bytes, self.dense_peak, float(max(n_s, 1)), w_bw))
         return ops
 
     def _rank_tokens(self, b: StepBatch, tokens: int) -> float:
-        """Tokens on the busiest rank: all of them under TP; under data-parallel attention an
-        even share of the decode rows plus the prefill chunks, which cannot be split across
-        ranks (each prompt belongs to one rank, so a chunk stalls every rank's MoE exchange)."""
+        """Tokens on the busiest rank: all of them under TP; under data-parallel attention the
+        busiest rank's share of the decode rows (an even share / `dp_balance`) plus the prefill
+        chunks, which cannot be split across ranks (each prompt belongs to one rank, so a
+        chunk stalls every rank's MoE exchange)."""
         if self.dp == 1:
             return float(tokens)
         dec = tokens - b.prefill_tokens
         ranks_with_prefill = min(self.dp, max(1, b.n_prefill_chunks))
-        return dec / self.dp + b.prefill_tokens / ranks_with_prefill
+        return dec / self.dp * self._dp_imbalance + b.prefill_tokens / ranks_with_prefill
 
     def _experts(self, tokens: int) -> _Op:
         """Routed experts on the busiest GPU. TP-sliced: every GPU reads a 1/tp slice of each

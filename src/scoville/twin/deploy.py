@@ -33,6 +33,7 @@ class Deployment:
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
     recv_interval: int = 1
+    adp_balance_iters: int = 0
     kv_free_fraction: float | None = None
 
 
@@ -80,11 +81,13 @@ def apply_deploy_options(
         spec=SpecDecode(draft_tokens=d.mtp, acceptance_length=d.mtp_al),
         fp4_activations=fp4_on,
     )
-    admission = replace(  # the deployment's own batch waiting and receive interval
+    admission = replace(  # the deployment's own holds and receive interval
         applied.admission,
         batch_wait_iters=d.batch_wait_iters,
         batch_wait_ratio=d.batch_wait_ratio,
         recv_interval=d.recv_interval,
+        balance_iters=d.adp_balance_iters,
+        balance_ranks=par.tp if d.dp_attention else 1,
     )
     engine = replace(
         cfg.engine,

@@ -53,6 +53,8 @@ class FreeParam:
         parts = self.name.split(".")
         if owner.untuned != (parts[0] == "untuned_kernel_scale"):
             return False  # a declared untuned row informs only the untuned scale
+        if parts[0] == "dp_balance":
+            return owner.dp_attention  # only attention-DP ranks wait for the busiest one
         if parts[0] == "frameworks":
             return engine_of(owner.framework) == parts[1]
         if parts[0] == "vendors":
@@ -103,6 +105,7 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
         for fmt in fmts
     ),
     FreeParam("collective_latency_scale", 0.5, 2.0),
+    FreeParam("dp_balance", 0.5, 1.0),
     FreeParam("vendors.CDNA3.hbm_bw_scale", 0.3, 1.25),
     FreeParam("vendors.CDNA3.gemm_scale", 0.3, 1.4),
     FreeParam("vendors.CDNA4.hbm_bw_scale", 0.3, 1.25),
@@ -163,6 +166,7 @@ class Owner:
     family: str
     expert_format: str  # bf16 / fp8 / fp4 / int4 of the routed experts ("" for dense models)
     untuned: bool
+    dp_attention: bool = False
 
 
 def fittable(prm: FreeParam, owners: Sequence[Owner]) -> bool:
@@ -183,4 +187,5 @@ def _owner(p: CalPoint) -> Owner:
         hardware_family(cfg.hardware.name),
         fmt,
         cfg.labels.get("kernels") == "untuned",
+        cfg.parallel.dp_attention,
     )

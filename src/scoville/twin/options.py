@@ -92,6 +92,13 @@ class TwinOptions(BaseModel):
         description="TensorRT-LLM batch_wait_max_tokens_ratio: stop holding once the step's "
         "tokens reach this fraction of max_batched_tokens.",
     )
+    adp_balance_iters: int = Field(
+        0,
+        ge=0,
+        description="TensorRT-LLM attention_dp_config enable_balance with timeout_iters: with "
+        "dp_attention, hold new prompts for up to this many steps until every rank has one "
+        "(0 = off, the library default).",
+    )
     kv_free_fraction: float | None = Field(
         None,
         gt=0,
@@ -143,6 +150,11 @@ class TwinOptions(BaseModel):
             raise ValueError(
                 f"Option mtp_al={self.mtp_al:g} must be between 1 and mtp+1 = {self.mtp + 1} "
                 "(set mtp first)."
+            )
+        if self.adp_balance_iters and not self.dp_attention:
+            raise ValueError(
+                f"Option adp_balance_iters={self.adp_balance_iters} balances prompts over "
+                "attention-DP ranks: set dp_attention=1."
             )
         if self.kv_free_fraction is not None and "gpu_memory_utilization" in self.model_fields_set:
             raise ValueError(

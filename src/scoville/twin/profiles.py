@@ -74,6 +74,9 @@ class ProfileBook(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     schema_: str = Field(alias="schema")
     collective_latency_scale: float = Field(1.0, gt=0)
+    # attention data-parallel: mean / busiest rank's decode tokens in a step (1 = even split)
+    dp_balance: float = Field(1.0, gt=0, le=1)
+    dp_balance_source: str = ""
     # efficiency of a declared untuned kernel path (kernels=untuned) for quantised weights
     untuned_kernel_scale: float = Field(1.0, gt=0, le=1)
     untuned_source: str = ""
@@ -167,6 +170,7 @@ def apply_profile(
         attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
         collective_latency_scale=book.collective_latency_scale,
+        dp_balance=book.dp_balance,
         kv_free_memory_fraction=prof.kv_free_memory_fraction,
         expert_kernel=tuple(sorted(v.expert_bw.items())),
         kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
