@@ -157,7 +157,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
     book = load_book()
     ids = [p.id for p in book.points]
     assert len(ids) == len(set(ids))
-    for name, n_min in (("blind2", 60), ("blind3", 30), ("blind4", 50)):
+    for name, n_min in (("blind2", 60), ("blind3", 30), ("blind4", 50), ("blind5", 7)):
         rows = [p for p in book.points if p.split == name]
         text = getattr(book.frozen, name)
         frozen_at = text.split()[1].rstrip(":")  # "frozen 2026-12-01T11:46Z: ..."
@@ -177,24 +177,15 @@ def _with_unseen_blind4(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cal, "load_book", lambda: held)
 
 
-def test_every_later_blind_split_but_the_held_blind5_has_had_its_one_look() -> None:
-    from scoville.twin.calibration import load_book
-
-    assert load_book().held_splits() == ("blind5",)
-
-
-def test_the_split_held_for_the_next_change_is_frozen_before_its_rows_and_not_yet_seen() -> None:
+def test_every_later_blind_split_has_had_its_one_look() -> None:
     from scoville.twin.calibration import load_book
 
     book = load_book()
-    rows = [p for p in book.points if p.split == "blind5"]
+    assert book.held_splits() == ()
+    # blind5 was frozen (14:34Z) before the changes it judged and looked at once after them
     text = book.frozen.blind5
-    frozen_at = text.split()[1].rstrip(":")  # "frozen 2026-12-01T14:34Z: ..."
-    assert len(rows) == 7 and text.startswith("frozen 2026-12-01T")
-    assert "WITHOUT running the twin" in text and "held for the next model change" in text
-    assert "Seen:" not in text
-    for p in rows:
-        assert p.added is not None and p.added > frozen_at and not p.fitted and not p.was
+    assert "held for the next model change" in text and text.count("Seen:") == 1
+    assert text.index("frozen 2026-12-01T14:34Z") < text.index("Seen:")
 
 
 def test_validate_all_leaves_out_a_split_held_for_the_next_change(
