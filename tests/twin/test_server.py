@@ -14,7 +14,7 @@ from scoville.errors import TargetError
 from scoville.records.model import ErrorKind
 from scoville.twin.clock import VirtualClock, VirtualTime, VirtualTimeLoop
 from scoville.twin.fast import run_point
-from scoville.twin.server import TOKEN_TEXT
+from scoville.twin.seq import TOKEN_TEXT
 from scoville.twin.target import open_twin_target, parse_twin_url
 
 

@@ -23,7 +23,8 @@ from aiohttp import web
 from scoville.twin.clock import LoopKernel
 from scoville.twin.cluster import Cluster, TwinConfig
 from scoville.twin.engine import Seq
-from scoville.twin.sse import TOKEN_TEXT, FaultMode, Faults, SseStream, error_response, usage_of
+from scoville.twin.seq import TOKEN_TEXT
+from scoville.twin.sse import FaultMode, Faults, SseStream, error_response, usage_of
 from scoville.workload.tokenizers import Tokenizer, local_tokenizer
 
 

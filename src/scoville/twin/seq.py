@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from scoville.twin.admission import AdmissionPolicy
 
 TokenCallback = Callable[[int, int], None]  # (t_ns, tokens)
+TOKEN_TEXT = " tok"  # every simulated token is this text; frames state their token counts
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,7 @@ from scoville.twin.cluster import Cluster, TwinConfig
 from scoville.twin.engine import Seq
 from scoville.twin.kernel import Kernel
 from scoville.twin.power import window_power_extras
-
-TOKEN_TEXT = " tok"  # every simulated token is this text; frames state their token counts
+from scoville.twin.seq import TOKEN_TEXT
 
 
 def make_seq(rid: int, request: GenerateRequest, t_ns: int) -> Seq:

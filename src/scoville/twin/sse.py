@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from aiohttp import web
 
 from scoville.twin.engine import Seq
+from scoville.twin.seq import TOKEN_TEXT
 
 if TYPE_CHECKING:
     from scoville.twin.http import TwinHttpServer
 
 FaultMode = Literal["none", "reset", "5xx", "429", "stall", "malformed", "slow"]
-TOKEN_TEXT = " tok"
 
 
 @dataclass(frozen=True, slots=True)
