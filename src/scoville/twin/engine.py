@@ -75,6 +75,7 @@ class Replica:
         self._n_dec = 0
         self.ledger = OutputLedger()  # output tokens still to come, for KV reservation
         self.batch_wait = BatchWait(config.admission)
+        self._held: list[Seq] = []  # admitted this step with a first token still to stream
         self._reserve_from_step = 0  # step of the start or last preemption (ratio decay)
 
     # -- admission -----------------------------------------------------------------------------
@@ -289,10 +290,14 @@ class Replica:
         self._free_at_ns = t_ns
         self._recv_count += self.cfg.admission.recv_weight(bool(self._chunks))
         self.sum_ctx += self._n_dec
+        for seq in self._held:  # handed-over first tokens, streamed ahead of this step's
+            assert seq.on_token is not None
+            seq.on_token(t_ns, seq.held_tokens)
+            seq.held_tokens = 0
+        self._held.clear()
         for seq in self.streaming:
             if seq.on_token is not None:
-                seq.on_token(t_ns, 1 + seq.held_tokens)
-                seq.held_tokens = 0
+                seq.on_token(t_ns, 1)
         for seq, c in self._chunks:
             seq.computed += c
             if seq.computed >= seq.ctx_target:
@@ -340,6 +345,8 @@ class Replica:
             seq.segments.append((self.step_times, step, step + 1))
             if seq.on_token is None:
                 seq.held_tokens = 0
+            else:
+                self._held.append(seq)
 
     def _enter_decode(self, seq: Seq, first_step: int, base: int, charged_from: int) -> None:
         seq.seg_start, seq.seg_base, seq.kv_decode_from = first_step, base, charged_from
