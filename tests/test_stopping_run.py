@@ -94,11 +94,13 @@ def test_flags_set_the_frozen_spec() -> None:
 def test_open_loop_with_a_cap_stops_alike_on_both_executors(tmp_path: Path) -> None:
     # Arrivals at 200/s against two seats: requests queue behind the cap. Those that arrived
     # before the stop still go, on the driver (they wait on its semaphore) and the fast path:
-    # the margin is reached early, but 127 had arrived by then (measured on both; the count
-    # follows the twin's service time, so a refit of the vLLM profile can move it by one).
+    # the margin is reached early, and the same requests had arrived by then on both (133 with
+    # the profiles of 2026-12-01T16:31Z; the count follows the twin's service time, which a
+    # refit moves, so the test holds the two executors to each other, not to the count).
     sets = ["shape.osl_tokens=16", "load.concurrency=[]", "load.request_rates_per_s=200"]
     sets += ["load.max_concurrency=2", "load.requests_per_point=200", "load.target_margin=0.2"]
     sets += ["load.margin_stats=median_ttft"]
     fast, _ = _run(tmp_path / "fast", FAST, *sets)
     driver, _ = _run(tmp_path / "driver", "twin:H200/Llama-3.1-8B?executor=driver", *sets)
-    assert fast[0]["n_sent"] == driver[0]["n_sent"] == 127 and fast[0]["margin_reached"]
+    assert fast[0]["n_sent"] == driver[0]["n_sent"] and fast[0]["margin_reached"]
+    assert 100 < fast[0]["n_sent"] < 200  # stopped early
