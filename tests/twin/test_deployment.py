@@ -212,3 +212,13 @@ def test_attention_dp_steps_wait_for_the_busiest_rank() -> None:
         .cost(dec)
         .total_s
     )  # without attention DP every rank runs every sequence
+
+
+def test_sglang_caps_running_requests_at_48_under_speculative_decoding() -> None:
+    q = "twin:H200/GLM-5?tp=8&precision=fp8&framework=sglang"
+    assert parse_twin_url(q + "&mtp=3").engine.max_num_seqs == 48
+    assert parse_twin_url(q).engine.max_num_seqs == 512  # without drafts: the default
+    assert parse_twin_url(q + "&mtp=3&max_num_seqs=256").engine.max_num_seqs == 256
+    # attention DP shares the cap out over the 8 ranks (the seat limit is per rank)
+    assert parse_twin_url(q + "&mtp=3&dp_attention=1").engine.max_num_seqs == 6
+    assert parse_twin_url(q.replace("sglang", "vllm") + "&mtp=3").engine.max_num_seqs == 512

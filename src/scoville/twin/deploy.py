@@ -98,5 +98,9 @@ def apply_deploy_options(
         if "max_batched_tokens" in explicit
         else applied.max_batched_tokens,
     )
+    if d.mtp and applied.spec_max_num_seqs and "max_num_seqs" not in explicit:
+        # the engine's own cap, shared out over attention-DP ranks (max_num_seqs is per rank)
+        per_rank = max(1, applied.spec_max_num_seqs // (par.tp if d.dp_attention else 1))
+        engine = replace(engine, max_num_seqs=per_rank)
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
     return replace(cfg, parallel=par, efficiency=eff, engine=engine, labels=labels)

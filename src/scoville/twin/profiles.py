@@ -37,6 +37,9 @@ class Profile(BaseModel):
     max_batched_tokens: int = Field(8192, ge=1)
     # a larger default budget from this much driver-reported device memory up (GiB -> tokens)
     max_batched_tokens_from_gib: dict[float, int] = Field(default_factory=dict)
+    # the seat limit the engine sets itself under speculative decoding when the deployment
+    # does not set one (SGLang: 48 running requests with EAGLE / MTP); None = no such rule
+    spec_max_num_seqs: int | None = Field(None, ge=1)
     # admission (scoville.twin.admission): KV reserved for future output tokens at admission,
     # as a fraction of them (start value, floor, steps of linear decay), and the steps between
     # an arrival and the first schedule that can include it
@@ -136,6 +139,7 @@ class Applied:
     max_batched_tokens: int
     admission: AdmissionPolicy
     gpu_memory_utilization: float | None = None  # the profile's, where it sets one
+    spec_max_num_seqs: int | None = None  # the seat limit under speculative decoding
 
 
 def apply_profile(
@@ -183,4 +187,5 @@ def apply_profile(
         tiers[-1] if tiers else prof.max_batched_tokens,
         prof.admission(),
         prof.gpu_memory_utilization,
+        prof.spec_max_num_seqs,
     )
