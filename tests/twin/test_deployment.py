@@ -222,3 +222,18 @@ def test_sglang_caps_running_requests_at_48_under_speculative_decoding() -> None
     # attention DP shares the cap out over the 8 ranks (the seat limit is per rank)
     assert parse_twin_url(q + "&mtp=3&dp_attention=1").engine.max_num_seqs == 6
     assert parse_twin_url(q.replace("sglang", "vllm") + "&mtp=3").engine.max_num_seqs == 512
+
+
+def test_a_prefill_pool_can_run_attention_dp_under_tp_attention_decode() -> None:
+    # TensorRT-LLM's low-latency recipes: DEP4 context servers, TEP8 generation servers
+    q = "twin:B200/DeepSeek-R1?precision=fp4&tp=8&ep=8&disagg=1P5D&prefill_tp=4&framework=trt"
+    same = parse_twin_url(q).prefill_parallel()
+    dep = parse_twin_url(q + "&prefill_attention=dp").prefill_parallel()
+    assert (same.dp_attention, same.tp, same.ep) == (False, 4, 4)
+    assert (dep.dp_attention, dep.tp, dep.ep) == (True, 4, 4)
+    assert not parse_twin_url(q + "&prefill_attention=dp").parallel.dp_attention  # decode: TEP
+    wide = "twin:GB200/DeepSeek-R1?precision=fp4&tp=16&dp_attention=1&disagg=2P1D&prefill_tp=4"
+    assert not parse_twin_url(wide + "&prefill_attention=tp").prefill_parallel().dp_attention
+    assert parse_twin_url(wide).prefill_parallel().dp_attention  # auto: as the decode pool
+    with pytest.raises(TargetError, match="set disagg"):
+        parse_twin_url("twin:B200/DeepSeek-R1?tp=8&prefill_attention=dp")

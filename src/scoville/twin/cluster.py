@@ -34,6 +34,7 @@ class DisaggConfig:
     prefill_tp: int | None = None  # default: the main tp
     kv_link: Literal["auto", "scaleup", "network"] = "auto"
     transfer_latency_s: float = 50e-6  # handshake + first byte, on top of the link latency
+    prefill_dp_attention: bool | None = None  # None: as the decode replicas
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +60,16 @@ class TwinConfig:
         )
 
     def prefill_parallel(self) -> Parallel:
-        """Prefill replicas: their own TP, the main layout's expert parallelism and
-        data-parallel attention (TensorRT-LLM's context servers run attention DP with EP
-        when the generation servers do), no speculative decoding."""
+        """Prefill replicas: their own TP, no speculative decoding, and the main layout's
+        expert parallelism and data-parallel attention unless the deployment gives the prefill
+        pool its own (a DEP context server under TP-attention decode, as TensorRT-LLM's
+        low-latency recipes run; attention DP puts the experts expert-parallel)."""
         d = self.disagg
         tp = (d.prefill_tp if d is not None else None) or self.parallel.tp
-        ep = tp if self.parallel.ep > 1 else 1
-        return replace(self.parallel, tp=tp, ep=ep, spec=SpecDecode())
+        own = d.prefill_dp_attention if d is not None else None
+        dp = self.parallel.dp_attention if own is None else own
+        ep = tp if (self.parallel.ep > 1 or dp) else 1
+        return replace(self.parallel, tp=tp, ep=ep, dp_attention=dp, spec=SpecDecode())
 
     def step_model(self, tp: int | None = None) -> StepModel:
         par = self.parallel if tp is None else self.prefill_parallel()

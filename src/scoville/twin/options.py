@@ -44,6 +44,11 @@ class TwinOptions(BaseModel):
     )
     disagg: str | None = Field(None, description="Disaggregated pools, e.g. 1P1D or 2P1D.")
     prefill_tp: int | None = Field(None, ge=1, description="TP of prefill replicas (default tp).")
+    prefill_attention: Literal["auto", "dp", "tp"] = Field(
+        "auto",
+        description="Attention of the prefill replicas: dp (data-parallel over their ranks, "
+        "experts expert-parallel: a DEP context server), tp, or auto (as the decode replicas).",
+    )
     kv_link: Literal["auto", "scaleup", "network"] = Field(
         "auto",
         description="KV transfer path in disagg mode: auto (scale-up when the deployment fits "
@@ -151,6 +156,11 @@ class TwinOptions(BaseModel):
                 f"Option mtp_al={self.mtp_al:g} must be between 1 and mtp+1 = {self.mtp + 1} "
                 "(set mtp first)."
             )
+        if self.prefill_attention != "auto" and self.disagg is None:
+            raise ValueError(
+                f"Option prefill_attention={self.prefill_attention} describes the prefill pool "
+                "of a disaggregated deployment: set disagg (e.g. 1P1D)."
+            )
         if self.adp_balance_iters and not self.dp_attention:
             raise ValueError(
                 f"Option adp_balance_iters={self.adp_balance_iters} balances prompts over "
@@ -249,7 +259,8 @@ class TwinOptions(BaseModel):
         if self.disagg is None:
             return None
         p, d = (1, 1) if self.disagg in _ON else _pools(self.disagg) or (1, 1)
-        return DisaggConfig(p, d, self.prefill_tp, self.kv_link)
+        dp = None if self.prefill_attention == "auto" else self.prefill_attention == "dp"
+        return DisaggConfig(p, d, self.prefill_tp, self.kv_link, prefill_dp_attention=dp)
 
 
 def url_options() -> list[str]:
