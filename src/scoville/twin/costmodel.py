@@ -69,7 +69,7 @@ class StepModel:
         if not par.dp_attention:
             self.fabric.check_group(par.tp, "tp", hw.name)
         # ranks sharing the batch (data-parallel attention) and ranks sharing the experts
-        self.dp = par.tp if par.dp_attention else 1
+        self.dp = par.dp
         self.ep = par.tp if (par.dp_attention or par.ep > 1) else 1
         shape = model_shape(model)
         self.shape = shape

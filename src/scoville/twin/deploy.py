@@ -87,7 +87,7 @@ def apply_deploy_options(
         batch_wait_ratio=d.batch_wait_ratio,
         recv_interval=d.recv_interval,
         balance_iters=d.adp_balance_iters,
-        balance_ranks=par.tp if d.dp_attention else 1,
+        balance_ranks=par.dp,
     )
     engine = replace(
         cfg.engine,
@@ -100,7 +100,7 @@ def apply_deploy_options(
     )
     if d.mtp and applied.spec_max_num_seqs and "max_num_seqs" not in explicit:
         # the engine's own cap, shared out over attention-DP ranks (max_num_seqs is per rank)
-        per_rank = max(1, applied.spec_max_num_seqs // (par.tp if d.dp_attention else 1))
+        per_rank = max(1, applied.spec_max_num_seqs // par.dp)
         engine = replace(engine, max_num_seqs=per_rank)
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
     return replace(cfg, parallel=par, efficiency=eff, engine=engine, labels=labels)

@@ -106,6 +106,11 @@ class Parallel:
     def gpus(self) -> int:
         return self.tp * self.pp
 
+    @property
+    def dp(self) -> int:
+        """Attention data-parallel ranks: the tp ranks under DP attention, else 1."""
+        return self.tp if self.dp_attention else 1
+
 
 def compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
     """Which tensor-core rate a weight format runs at on this hardware."""
