@@ -35,13 +35,21 @@ class Published(BaseModel):
 
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind, blind2..blind5: gathered and frozen before the twin was ever run on them; reported
-# on their own. blind2..blind5 were gathered after blind had been seen once (see Frozen).
-Split = Literal["dev", "test", "seed", "late", "blind", "blind2", "blind3", "blind4", "blind5"]
+# blind, blind2..blind6: gathered and frozen before the twin was ever run on them; reported
+# on their own. blind2..blind6 were gathered after blind had been seen once (see Frozen).
+Split = Literal[
+    "dev", "test", "seed", "late", "blind", "blind2", "blind3", "blind4", "blind5", "blind6"
+]  # fmt: skip
 SPLITS: tuple[Split, ...] = (
-    "test", "dev", "seed", "late", "blind", "blind2", "blind3", "blind4", "blind5"
+    "test", "dev", "seed", "late", "blind", "blind2", "blind3", "blind4", "blind5", "blind6"
 )  # fmt: skip
-LATER_BLIND = ("blind2", "blind3", "blind4", "blind5")  # each with its own freeze text in `Frozen`
+LATER_BLIND = (
+    "blind2",
+    "blind3",
+    "blind4",
+    "blind5",
+    "blind6",
+)  # each with its own freeze text in `Frozen`
 ADDED_SPLITS = ("late", "blind", *LATER_BLIND)  # splits whose rows say when they were added
 
 
@@ -58,7 +66,7 @@ class CalPoint(BaseModel):
     split: Split = Field(
         ...,
         description="dev: may be fitted; test: held out; seed: derived; late: added after; "
-        "blind, blind2..blind5: frozen before the twin ever ran on them",
+        "blind, blind2..blind6: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
     was: str | None = Field(None, description="a held-out split the row left, when and why")
@@ -77,7 +85,8 @@ class Frozen(BaseModel):
     blind2: str = ""  # the same for the second blind split
     blind3: str = ""  # and the third
     blind4: str = ""  # and the fourth
-    blind5: str = ""  # and the fifth (gathered for changes not yet made)
+    blind5: str = ""  # and the fifth
+    blind6: str = ""  # and the sixth (another source and shape: short outputs, long inputs)
 
 
 class CalBook(BaseModel):
