@@ -89,11 +89,17 @@ def test_blind_rows_seen_once_moved_to_dev_keep_their_date_and_share_nothing() -
     from scoville.twin.calibration import load_book
 
     book = load_book()
-    seen = [p for p in book.points if p.was and p.was.startswith("blind")]
+    seen = [p for p in book.points if p.was and p.was.startswith("blind ")]
     assert len(seen) == 32 and book.frozen.blind.startswith("frozen 2026-12-01T10:22Z")
     assert "moved to dev" in book.frozen.blind
     for p in seen:
         assert p.split == "dev" and p.added == "2026-12-01T10:22Z" and p.added > book.frozen.date
+    # blind2 and blind3 followed after their one look and a second audit of their settings
+    for name, n in (("blind2", 68), ("blind3", 37)):
+        moved = [p for p in book.points if p.was and p.was.startswith(name + " ")]
+        assert len(moved) == n and "moved to dev" in getattr(book.frozen, name)
+        assert all(p.split == "dev" and p.added and p.added < "2026-12-01T12:58Z" for p in moved)
+        assert all("validated once, 2026-12-01T12:58Z" in (p.was or "") for p in moved)
     others = [p for p in book.points if not p.was and p.split in ("dev", "test", "seed", "late")]
     # no such row repeats a point of the splits before it (same system, model, lengths,
     # concurrency; the later blind splits hold other runs of some of these configurations)
@@ -160,14 +166,15 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
     assert len(ids) == len(set(ids))
     splits = (("blind2", 60), ("blind3", 30), ("blind4", 50), ("blind5", 7), ("blind6", 169))
     for name, n_min in splits:
-        rows = [p for p in book.points if p.split == name]
+        rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
         text = getattr(book.frozen, name)
         frozen_at = text.split()[1].rstrip(":")  # "frozen 2026-12-01T11:46Z: ..."
         assert len(rows) >= n_min and text.startswith("frozen 2026-12-01T")
         assert "never runs the twin" in text or "WITHOUT running the twin" in text
         assert "Seen:" in text or name in book.held_splits()
         for p in rows:
-            assert p.added is not None and p.added >= frozen_at and not p.fitted and not p.was
+            assert p.added is not None and p.added >= frozen_at and not p.fitted
+            assert p.split == name or p.split == "dev"  # seen, then moved to dev
 
 
 def _with_unseen_blind4(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,3 +104,51 @@ def test_untuned_rows_inform_only_the_untuned_scale_and_stack_factors_need_two_m
     assert not fittable(stack, [tuned, replace(tuned, framework="vllm")])
     assert fittable(stack, [tuned, replace(tuned, model="GLM-5")])
     assert fittable(hbm, [tuned]) and not fittable(hbm, [])
+
+
+def test_a_format_only_one_model_uses_does_not_steer_its_family_scales() -> None:
+    from scoville.twin.fit import lone_formats, lone_row
+
+    kimi = Owner("Kimi-K2.5", "vllm", "NVIDIA", "Hopper", "int4", False)
+    minimax = Owner("MiniMax-M2.5", "vllm", "NVIDIA", "Hopper", "fp8", False)
+    glm = replace(minimax, model="GLM-5", framework="sglang")
+    llama = Owner("Llama-3.1-70B", "vllm", "NVIDIA", "Hopper", "", False)
+    lone = lone_formats([kimi, kimi, minimax, glm, llama])
+    # INT4 experts on Hopper: one model, so its expert factor stays at the prior and the rows'
+    # error (that model's port) must not move Hopper's HBM or GEMM scale
+    assert lone == {("Hopper", "int4")}
+    assert lone_row(kimi, lone) and not lone_row(minimax, lone) and not lone_row(llama, lone)
+    hbm = FreeParam("vendors.Hopper.hbm_bw_scale", 0.7, 1.2)
+    gemm = FreeParam("vendors.Hopper.gemm_scale", 0.3, 1.4)
+    stack = FreeParam("vendors.Hopper.expert_bw.int4", 0.1, 1.4)
+    layer = FreeParam("frameworks.vllm.layer_overhead_s", 2e-6, 80e-6)
+    assert hbm.family_wide and gemm.family_wide
+    assert not stack.family_wide and not layer.family_wide
+    assert layer.touches(kimi)  # the framework's own costs still see every row
+    # a second INT4 model makes the format's factor fittable, and its rows count again
+    assert lone_formats([kimi, replace(kimi, model="GLM-5"), minimax, glm]) == set()
+
+
+def test_the_fit_loss_counts_ttft_at_half_weight(monkeypatch: pytest.MonkeyPatch) -> None:
+    import math
+
+    import scoville.twin.fit as fit_mod
+    from scoville.twin.calibration import CalPoint, Published
+
+    p = CalPoint(
+        id="x",
+        url="twin:H200/gpt-oss-120b?tp=1",
+        isl_tokens=1024,
+        osl_tokens=1024,
+        concurrency=4,
+        published=Published(tput_per_gpu=100.0, tpot_ms=10.0, ttft_ms=50.0),
+        split="dev",
+        source="s",
+    )
+    # throughput and TPOT exact, TTFT 4x long (capped at 2x): ln 2 at weight 0.5 of 2.5
+    pred = {"tput_per_gpu": 100.0, "tpot_ms": 10.0, "ttft_ms": 200.0}
+    monkeypatch.setattr(fit_mod, "simulate_point", lambda *a, **k: pred)
+    assert fit_mod.loss([p], load_profiles()) == pytest.approx(0.5 * math.log(2) / 2.5)
+    # a row without a published TTFT is judged on the other two alone
+    q = p.model_copy(update={"published": Published(tput_per_gpu=50.0, tpot_ms=10.0)})
+    assert fit_mod.loss([q], load_profiles()) == pytest.approx(math.log(2) / 2)

@@ -125,7 +125,10 @@ def fit_cmd(
     book, before, after = fit(
         cal.points, load_profiles(), passes=passes, log=lambda s: console.print(escape(s))
     )
-    console.print(f"dev loss (mean |log error| of tput/GPU and TPOT): {before:.4f} -> {after:.4f}")
+    console.print(
+        "dev loss (weighted mean |log error| of tput/GPU, TPOT and TTFT): "
+        f"{before:.4f} -> {after:.4f}"
+    )
     if write is None:
         return
     data = book.model_dump(by_alias=True)
