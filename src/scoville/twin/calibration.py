@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,18 +38,11 @@ class Published(BaseModel):
 # blind, blind2..blind6: gathered and frozen before the twin was ever run on them; reported
 # on their own. blind2..blind6 were gathered after blind had been seen once (see Frozen).
 Split = Literal[
-    "dev", "test", "seed", "late", "blind", "blind2", "blind3", "blind4", "blind5", "blind6"
-]  # fmt: skip
-SPLITS: tuple[Split, ...] = (
     "test", "dev", "seed", "late", "blind", "blind2", "blind3", "blind4", "blind5", "blind6"
-)  # fmt: skip
-LATER_BLIND = (
-    "blind2",
-    "blind3",
-    "blind4",
-    "blind5",
-    "blind6",
-)  # each with its own freeze text in `Frozen`
+]  # fmt: skip
+SPLITS: tuple[Split, ...] = get_args(Split)
+# each with its own freeze text in `Frozen`
+LATER_BLIND = ("blind2", "blind3", "blind4", "blind5", "blind6")
 ADDED_SPLITS = ("late", "blind", *LATER_BLIND)  # splits whose rows say when they were added
 
 

@@ -21,11 +21,12 @@ from scoville.twin.profiles import ProfileBook, engine_of, hardware_family
 from scoville.twin.shape import effective_formats
 from scoville.twin.target import parse_twin_url
 
-TARGET_METRICS = ("tput_per_gpu", "tpot_ms", "ttft_ms")
-# TTFT weighs half: it is not a target of the twin's accuracy, and a published median under load
-# also holds client and frontend time the twin does not model, but it is the only measured
-# figure that sets prefill speed apart from decode speed (a mixed step's cost holds both)
+# The metrics the loss reads, with their weights. TTFT weighs half: it is not a target of the
+# twin's accuracy, and a published median under load also holds client and frontend time the
+# twin does not model, but it is the only measured figure that sets prefill speed apart from
+# decode speed (a mixed step's cost holds both)
 METRIC_WEIGHTS = {"tput_per_gpu": 1.0, "tpot_ms": 1.0, "ttft_ms": 0.5}
+STACK_MODELS = 2  # models whose dev rows a kernel-stack factor needs before it is fitted
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
 FRAMEWORKS = ("vllm", "sglang", "trt", "atom")
 # large GEMMs reach about 80 % of the dense peak (cuBLAS / hipBLASLt practice): gemm_max 0.70 x
@@ -141,11 +142,11 @@ def loss(points: Sequence[CalPoint], book: ProfileBook) -> float:
     total = weights = 0.0
     for p in points:
         pred = simulate_point(p, quick=True, book=book)
-        for m in TARGET_METRICS:
+        for m, w in METRIC_WEIGHTS.items():
             pub = getattr(p.published, m)
             if pub is not None and pred[m] > 0:
-                total += METRIC_WEIGHTS[m] * min(LOG_ERROR_CAP, abs(math.log(pred[m] / pub)))
-                weights += METRIC_WEIGHTS[m]
+                total += w * min(LOG_ERROR_CAP, abs(math.log(pred[m] / pub)))
+                weights += w
     return total / weights if weights else 0.0
 
 
@@ -193,13 +194,13 @@ class Owner:
 
 
 def lone_formats(owners: Iterable[Owner]) -> set[tuple[str, str]]:
-    """(family, expert format) pairs that only one model's dev rows use: their kernel-stack
-    factor cannot be fitted (`fittable`), so it stays at its prior."""
+    """(family, expert format) pairs used by fewer than STACK_MODELS models' dev rows: their
+    kernel-stack factor cannot be fitted (`fittable`), so it stays at its prior."""
     models: dict[tuple[str, str], set[str]] = {}
     for o in owners:
         if o.expert_format:
             models.setdefault((o.family, o.expert_format), set()).add(o.model)
-    return {k for k, v in models.items() if len(v) < 2}
+    return {k for k, v in models.items() if len(v) < STACK_MODELS}
 
 
 def lone_row(o: Owner, lone: set[tuple[str, str]]) -> bool:
@@ -211,8 +212,8 @@ def lone_row(o: Owner, lone: set[tuple[str, str]]) -> bool:
 
 def fittable(prm: FreeParam, owners: Sequence[Owner]) -> bool:
     """Whether dev rows can fit `prm`: some row depends on it, and a kernel-stack factor is
-    informed by two or more models."""
-    return bool(owners) and (not prm.per_stack or len({o.model for o in owners}) >= 2)
+    informed by STACK_MODELS or more models."""
+    return bool(owners) and (not prm.per_stack or len({o.model for o in owners}) >= STACK_MODELS)
 
 
 def _owner(p: CalPoint) -> Owner:
