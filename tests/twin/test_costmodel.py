@@ -53,6 +53,21 @@ def test_precision_override_changes_weight_bytes() -> None:
     assert _sm(model="Llama-3.1-8B", precision="fp8").weight_bytes_per_gpu == pytest.approx(fp8)
 
 
+
+def test_four_bit_dense_checkpoints_quantise_attention_in_the_hardwares_format() -> None:
+    # Llama-3.1-70B linears: 80 x (8192 x (8192 + 2 x 1024) + 8192 x 8192 + 3 x 8192 x 28672)
+    # = 68,451,041,280 params; embeddings + LM head 2 x 128256 x 8192 BF16 = 4,202,692,608 B.
+    # B200 (NVFP4, 4.5 bits): 38,503,710,720 + 4,202,692,608 = 42,706,403,328 B, as
+    # nvidia/Llama-3.3-70B-Instruct-NVFP4 (every linear but lm_head); MI355X (MXFP4, 4.25 bits):
+    # 36,364,615,680 + 4,202,692,608 = 40,567,308,288 B, as amd/Llama-3.3-70B-Instruct-MXFP4.
+    b200 = _sm("B200", "Llama-3.1-70B", precision="fp4")
+    assert b200.formats["attention"] == "nvfp4"
+    assert b200.weight_bytes_per_gpu == pytest.approx(42_706_403_328, rel=1e-6)
+    mi355x = _sm("MI355X", "Llama-3.1-70B", precision="fp4")
+    assert mi355x.weight_bytes_per_gpu == pytest.approx(40_567_308_288, rel=1e-6)
+    # a 4-bit mixture-of-experts checkpoint keeps its attention (DeepSeek-R1-NVFP4: FP8)
+    assert _sm("B200", "DeepSeek-R1", tp=8, precision="fp4").formats["attention"] == "fp8"
+
 def test_kv_bytes_gqa_with_sliding_window() -> None:
     sm = _sm()
     # 18 full layers x 2*8*64 elems x 2 B = 36,864 B/token; 18 SWA layers capped at 128 tokens

@@ -92,6 +92,16 @@ class Hardware(_Entry):
     source: str = Field(..., min_length=1, description="Where the figures come from.")
 
     @property
+    def fp4_weight_format(self) -> WeightFormat:
+        """The 4-bit float format a `precision=fp4` checkpoint for this hardware is stored in:
+        the one its tensor cores name first (NVFP4 on Blackwell, MXFP4 on CDNA4), else the
+        vendor's quantiser's (NVIDIA ModelOpt: NVFP4; others: MXFP4)."""
+        named = (self.fp4_format or "").upper()
+        if named.startswith(("NVFP4", "MXFP4")):
+            return "nvfp4" if named.startswith("NVFP4") else "mxfp4"
+        return "nvfp4" if self.vendor == "NVIDIA" else "mxfp4"
+
+    @property
     def device_memory_bytes(self) -> float:
         """Bytes the runtime sees: the reported total where known, else the quoted capacity."""
         return float(self.memory_reported_gb or self.hbm_gb or 0.0) * 1e9

@@ -73,7 +73,7 @@ class StepModel:
         self.ep = par.tp if (par.dp_attention or par.ep > 1) else 1
         shape = model_shape(model)
         self.shape = shape
-        fmts = effective_formats(model, par.precision)
+        fmts = effective_formats(model, par.precision, hw.fp4_weight_format)
         self.formats = fmts
         self._init_weights(shape, fmts, par.tp)
         self.dense_peak = peak_flops(hw, compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations))

@@ -220,7 +220,11 @@ def _owner(p: CalPoint) -> Owner:
     cfg = parse_twin_url(p.url)
     fmt = ""
     if cfg.model.is_moe:
-        fmt = format_class(effective_formats(cfg.model, cfg.parallel.precision)["routed_experts"])
+        fmt = format_class(
+            effective_formats(cfg.model, cfg.parallel.precision, cfg.hardware.fp4_weight_format)[
+                "routed_experts"
+            ]
+        )
     return Owner(
         cfg.model.name,
         cfg.labels.get("framework", "vllm"),

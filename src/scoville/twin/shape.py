@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from scoville.twin.catalogue import BITS_PER_WEIGHT, ModelArch
+from scoville.twin.catalogue import BITS_PER_WEIGHT, ModelArch, WeightFormat
 
 Precision = Literal["native", "bf16", "fp8", "fp4", "int4"]
 
@@ -104,16 +104,31 @@ def _csa_attention_params(m: ModelArch) -> int:
     return q + h * hd + o
 
 
-def effective_formats(m: ModelArch, precision: Precision) -> dict[str, str]:
-    """Weight format per group after a precision override ('native' keeps the checkpoint's)."""
+def effective_formats(
+    m: ModelArch, precision: Precision, fp4_format: WeightFormat = "mxfp4"
+) -> dict[str, str]:
+    """Weight format per group after a precision override ('native' keeps the checkpoint's).
+    `fp4_format` is the 4-bit float format of the hardware's checkpoints: NVFP4 (16-element
+    blocks with an FP8 scale, 4.5 bits) from NVIDIA's ModelOpt, MXFP4 (32-element blocks with
+    a power-of-two scale, 4.25 bits) from AMD's Quark.
+
+    A 4-bit override lowers the MLP groups; on a dense model it lowers the attention
+    projections too, as the published 4-bit dense checkpoints do (nvidia/Llama-3.3-70B-
+    Instruct-NVFP4 excludes only lm_head: 41 B stored parameters, against 46 B with BF16
+    attention; amd/Llama-3.3-70B-Instruct-MXFP4-Preview quantises every linear layer's
+    weights and activations), while the 4-bit mixture-of-experts checkpoints keep attention
+    at their higher precision (nvidia/DeepSeek-R1-NVFP4 excludes every `self_attn`)."""
     f: dict[str, str] = m.weight_formats.model_dump()
     if precision == "bf16":
         return dict.fromkeys(f, "bf16")
     if precision == "fp8":
         return {k: ("bf16" if k == "embeddings" else "fp8") for k in f}
     if precision in ("fp4", "int4"):
-        low = "mxfp4" if precision == "fp4" else "int4_g128"
-        for k in ("routed_experts", "dense_mlp", "shared_experts"):
+        low = fp4_format if precision == "fp4" else "int4_g128"
+        groups = ["routed_experts", "dense_mlp", "shared_experts"]
+        if not m.is_moe:
+            groups.append("attention")
+        for k in groups:
             if BITS_PER_WEIGHT[f[k]] > BITS_PER_WEIGHT[low]:
                 f[k] = low
     return f
