@@ -53,7 +53,6 @@ def test_precision_override_changes_weight_bytes() -> None:
     assert _sm(model="Llama-3.1-8B", precision="fp8").weight_bytes_per_gpu == pytest.approx(fp8)
 
 
-
 def test_four_bit_dense_checkpoints_quantise_attention_in_the_hardwares_format() -> None:
     # Llama-3.1-70B linears: 80 x (8192 x (8192 + 2 x 1024) + 8192 x 8192 + 3 x 8192 x 28672)
     # = 68,451,041,280 params; embeddings + LM head 2 x 128256 x 8192 BF16 = 4,202,692,608 B.
@@ -67,6 +66,7 @@ def test_four_bit_dense_checkpoints_quantise_attention_in_the_hardwares_format()
     assert mi355x.weight_bytes_per_gpu == pytest.approx(40_567_308_288, rel=1e-6)
     # a 4-bit mixture-of-experts checkpoint keeps its attention (DeepSeek-R1-NVFP4: FP8)
     assert _sm("B200", "DeepSeek-R1", tp=8, precision="fp4").formats["attention"] == "fp8"
+
 
 def test_kv_bytes_gqa_with_sliding_window() -> None:
     sm = _sm()

@@ -29,7 +29,8 @@ def validate_cmd(
         str,
         typer.Option(
             help="test (held out), dev, seed, late (added after the freeze), blind, blind2, "
-            "blind3, blind4, blind5, blind6 (frozen before the twin ever ran on them) or all."
+            "blind3, blind4, blind5, blind6, blind7 (frozen before the twin ever ran on them) "
+            "or all."
         ),
     ] = "test",
     only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
