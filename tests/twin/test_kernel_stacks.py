@@ -49,6 +49,27 @@ def test_the_expert_factor_slows_only_experts_in_its_format() -> None:
     assert quarter.memory_s - base.memory_s == pytest.approx(3 * grown)
 
 
+def test_expert_streaming_and_expert_gemm_rate_are_separate_factors() -> None:
+    hw = CAT.get_hardware("H200")
+    qwen = CAT.get_model("Qwen3.5-397B-A17B")
+    fp8 = Parallel(tp=8, precision="fp8")
+    # 65,536 prompt tokens give each of the 512 experts 1,280 rows (top-10): compute-bound
+    prefill = StepBatch(prefill_tokens=65536, prefill_pairs=65536 * 32768.5, n_sampled=1)
+    base_pf, base_dec = StepModel(hw, qwen, fp8).cost(prefill), StepModel(hw, qwen, fp8).cost(BATCH)
+    # the streaming factor does not touch a compute-bound expert GEMM...
+    stream = Efficiency(expert_kernel=(("fp8", 0.5),))
+    assert StepModel(hw, qwen, fp8, stream).cost(prefill).compute_s == base_pf.compute_s
+    # ...and the grouped-GEMM rate does not touch batch-1 decode, which streams weights
+    gemm = Efficiency(expert_gemm=0.5)
+    assert StepModel(hw, qwen, fp8, gemm).cost(BATCH) == base_dec
+    slow_pf = StepModel(hw, qwen, fp8, gemm).cost(prefill)
+    assert slow_pf.compute_s > base_pf.compute_s and slow_pf.memory_s == base_pf.memory_s
+    # halving the rate doubles the experts' compute time: the step grows by exactly that time
+    quarter_pf = StepModel(hw, qwen, fp8, Efficiency(expert_gemm=0.25)).cost(prefill)
+    grown = slow_pf.compute_s - base_pf.compute_s
+    assert quarter_pf.compute_s - base_pf.compute_s == pytest.approx(3 * grown)
+
+
 def test_moe_layer_overhead_counts_moe_layers_only() -> None:
     hw = CAT.get_hardware("H200")
     r1 = CAT.get_model("DeepSeek-R1")  # 61 layers, the first 3 dense: 58 MoE layers
@@ -104,6 +125,14 @@ def test_untuned_rows_inform_only_the_untuned_scale_and_stack_factors_need_two_m
     assert not fittable(stack, [tuned, replace(tuned, framework="vllm")])
     assert fittable(stack, [tuned, replace(tuned, model="GLM-5")])
     assert fittable(hbm, [tuned]) and not fittable(hbm, [])
+    # the grouped-GEMM rate is a stack factor of every expert format, never of a dense model
+    grouped = FreeParam("vendors.CDNA3.expert_gemm", 0.2, 1.0)
+    assert grouped.per_stack and not grouped.family_wide
+    assert grouped.touches(tuned) and grouped.touches(replace(tuned, expert_format="int4"))
+    assert not grouped.touches(replace(tuned, model="Llama-3.1-70B", expert_format=""))
+    assert not fittable(grouped, [tuned]) and fittable(
+        grouped, [tuned, replace(tuned, model="GLM-5")]
+    )
 
 
 def test_a_format_only_one_model_uses_does_not_steer_its_family_scales() -> None:

@@ -86,6 +86,7 @@ class StepModel:
         # efficiency for the expert format, and a declared untuned path for both
         self.weight_scale = eff.kernel_scale
         self.expert_scale = eff.kernel_scale * eff.expert_scale(fmts["routed_experts"])
+        self.expert_gemm_scale = eff.kernel_scale * eff.expert_gemm
         self.bw = float(hw.hbm_tb_s or 0.0) * 1e12
         self._init_attention(shape, par)
         self._init_comm(hw, model, par)
@@ -331,7 +332,8 @@ class StepModel:
         sh = self.shape
         k = self.model.experts_per_token
         touched = expected_distinct_experts(sh.n_routed_experts, k, tokens)
-        peak, bw = self.expert_peak * self.expert_scale, self.eff.hbm_bw * self.expert_scale
+        peak = self.expert_peak * self.expert_gemm_scale
+        bw = self.eff.hbm_bw * self.expert_scale
         if self.ep == 1:
             flops = 2.0 * tokens * k * sh.expert_params * sh.n_moe_layers / self.par.tp
             return (

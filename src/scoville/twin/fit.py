@@ -29,6 +29,7 @@ METRIC_WEIGHTS = {"tput_per_gpu": 1.0, "tpot_ms": 1.0, "ttft_ms": 0.5}
 STACK_MODELS = 2  # models whose dev rows a kernel-stack factor needs before it is fitted
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
 FRAMEWORKS = ("vllm", "sglang", "trt", "atom")
+FAMILY_STACKS = ("Hopper", "Blackwell", "CDNA3", "CDNA4")  # families with kernel-stack factors
 # large GEMMs reach about 80 % of the dense peak (cuBLAS / hipBLASLt practice): gemm_max 0.70 x
 # 1.15; a fit that wants more is absorbing something else
 GEMM_SCALE_MAX = 1.15
@@ -67,7 +68,7 @@ class FreeParam:
         if parts[0] == "frameworks":
             return engine_of(owner.framework) == parts[1]
         if parts[0] == "vendors":
-            if parts[2] == "expert_bw" and not owner.expert_format:
+            if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
                 return False  # a dense model has no routed experts
             return parts[1] in (owner.vendor, owner.family) and (
                 len(parts) < 4 or parts[3] == owner.expert_format
@@ -81,9 +82,9 @@ class FreeParam:
 
     @property
     def per_stack(self) -> bool:
-        """A kernel-stack factor (expert_bw): fitted only where two or more models inform it,
-        so that it describes the stack rather than one model's port."""
-        return ".expert_bw." in self.name
+        """A kernel-stack factor (expert_bw, expert_gemm): fitted only where two or more models
+        inform it, so that it describes the stack rather than one model's port."""
+        return ".expert_bw." in self.name or self.name.endswith(".expert_gemm")
 
 
 def _walk(data: object, dotted: str) -> object:
@@ -120,8 +121,10 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     ),
     FreeParam("collective_latency_scale", 0.5, 2.0),
     FreeParam("dp_balance", 0.5, 1.0),
-    # each family's large-M GEMM fraction (prefill, mostly) before its streaming fraction
-    # (decode, mostly), so that the one is not made to absorb the other
+    # each family's routed-expert grouped-GEMM rate (MoE prefill) before its dense large-M GEMM
+    # fraction, and that before its streaming fraction (decode, mostly), so that the dense
+    # scales are not made to absorb MoE kernels, nor the one the other
+    *(FreeParam(f"vendors.{fam}.expert_gemm", 0.2, 1.0) for fam in FAMILY_STACKS),
     FreeParam("vendors.CDNA3.gemm_scale", 0.3, GEMM_SCALE_MAX),
     FreeParam("vendors.CDNA3.hbm_bw_scale", 0.3, 1.25),
     FreeParam("vendors.CDNA4.gemm_scale", 0.3, GEMM_SCALE_MAX),

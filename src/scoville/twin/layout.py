@@ -64,15 +64,18 @@ class Efficiency:
     # activations (free_gpu_memory_fraction); None = the vLLM rule above
     kv_free_memory_fraction: float | None = None
     activation_reserve_gb: float = 2.0  # activations + CUDA graphs, outside the KV pool
-    # routed-expert (grouped GEMM) kernel efficiency of the kernel stack per expert weight
-    # format class (bf16, fp8, fp4, int4), multiplying hbm_bw and gemm_max for that operator
+    # routed-expert (grouped GEMM) weight-streaming efficiency of the kernel stack per expert
+    # weight format class (bf16, fp8, fp4, int4), multiplying hbm_bw for that operator
     expert_kernel: tuple[tuple[str, float], ...] = ()
+    # the routed experts' large-M grouped-GEMM rate as a fraction of the stack's dense GEMM
+    # rate (many small per-expert problems, permutes, in-loop dequantisation): prefill, mostly
+    expert_gemm: float = 1.0
     # a declared untuned kernel path (kernels=untuned) for the model's quantised weights:
     # multiplies the weight-streaming and GEMM efficiency of every weight operator
     kernel_scale: float = 1.0
 
     def expert_scale(self, fmt: str) -> float:
-        """The routed-expert kernel efficiency factor for weights in format `fmt`."""
+        """The routed-expert weight-streaming factor for weights in format `fmt`."""
         return dict(self.expert_kernel).get(format_class(fmt), 1.0)
 
 

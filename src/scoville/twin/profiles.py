@@ -67,9 +67,12 @@ class VendorEfficiency(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     hbm_bw_scale: float = Field(1.0, gt=0, le=1.25)
     gemm_scale: float = Field(1.0, gt=0, le=1.4)
-    # routed-expert grouped-GEMM efficiency per expert weight format class (bf16, fp8, fp4,
-    # int4), multiplying the achievable bandwidth and GEMM rate of that operator
+    # routed-expert grouped-GEMM weight streaming per expert weight format class (bf16, fp8,
+    # fp4, int4), multiplying the achievable bandwidth of that operator (decode, mostly)
     expert_bw: dict[Literal["bf16", "fp8", "fp4", "int4"], float] = Field(default_factory=dict)
+    # the routed experts' large-M grouped-GEMM rate as a fraction of the dense GEMM rate
+    # (prefill, mostly); a grouped GEMM never beats the dense one, so at most 1
+    expert_gemm: float = Field(1.0, gt=0, le=1.0)
     source: str = ""
 
 
@@ -177,6 +180,7 @@ def apply_profile(
         dp_balance=book.dp_balance,
         kv_free_memory_fraction=prof.kv_free_memory_fraction,
         expert_kernel=tuple(sorted(v.expert_bw.items())),
+        expert_gemm=v.expert_gemm,
         kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
     )
     tiers = [t for gib, t in sorted(prof.max_batched_tokens_from_gib.items()) if device_gib >= gib]
