@@ -84,15 +84,9 @@ def test_a_family_without_a_stack_entry_runs_its_parents_kernels() -> None:
     book = load_profiles()
     data = book.model_dump(by_alias=True)
     data["vendors"]["Blackwell"]["expert_bw"] = {"fp8": 0.6}
-    data["vendors"]["Blackwell"]["expert_gemm"] = {"sglang": 0.5}
     book = type(book).model_validate(data)
     ultra = apply_profile(book, "sglang", "NVIDIA", family="Blackwell Ultra").efficiency
     assert ultra.expert_scale("fp8") == 0.6 and ultra.expert_scale("bf16") == 1.0
-    # the grouped-GEMM rate is the engine's: SGLang's here, and vLLM's kernels keep the prior
-    assert ultra.expert_gemm == 0.5
-    assert (
-        apply_profile(book, "vllm", "NVIDIA", family="Blackwell Ultra").efficiency.expert_gemm == 1
-    )
 
 
 def test_kernels_untuned_is_declared_in_the_url_and_costs_the_fitted_scale() -> None:
@@ -131,13 +125,10 @@ def test_untuned_rows_inform_only_the_untuned_scale_and_stack_factors_need_two_m
     assert not fittable(stack, [tuned, replace(tuned, framework="vllm")])
     assert fittable(stack, [tuned, replace(tuned, model="GLM-5")])
     assert fittable(hbm, [tuned]) and not fittable(hbm, [])
-    # the grouped-GEMM rate is a stack factor of one engine's MoE kernels on the family, for
-    # every expert format, never of a dense model or of another engine
-    grouped = FreeParam("vendors.CDNA3.expert_gemm.sglang", 0.2, 1.0)
+    # the grouped-GEMM rate is a stack factor of every expert format, never of a dense model
+    grouped = FreeParam("vendors.CDNA3.expert_gemm", 0.2, 1.0)
     assert grouped.per_stack and not grouped.family_wide
     assert grouped.touches(tuned) and grouped.touches(replace(tuned, expert_format="int4"))
-    assert grouped.touches(replace(tuned, framework="mori-sglang"))
-    assert not grouped.touches(replace(tuned, framework="atom"))
     assert not grouped.touches(replace(tuned, model="Llama-3.1-70B", expert_format=""))
     assert not fittable(grouped, [tuned]) and fittable(
         grouped, [tuned, replace(tuned, model="GLM-5")]

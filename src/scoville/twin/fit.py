@@ -70,9 +70,6 @@ class FreeParam:
         if parts[0] == "vendors":
             if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
                 return False  # a dense model has no routed experts
-            if parts[2] == "expert_gemm":  # per serving engine
-                engine = engine_of(owner.framework)
-                return parts[1] in (owner.vendor, owner.family) and parts[3] == engine
             return parts[1] in (owner.vendor, owner.family) and (
                 len(parts) < 4 or parts[3] == owner.expert_format
             )
@@ -85,10 +82,9 @@ class FreeParam:
 
     @property
     def per_stack(self) -> bool:
-        """A kernel-stack factor (expert_bw per format, expert_gemm per engine): fitted only
-        where two or more models inform it, so that it describes the stack rather than one
-        model's port."""
-        return ".expert_bw." in self.name or ".expert_gemm." in self.name
+        """A kernel-stack factor (expert_bw, expert_gemm): fitted only where two or more models
+        inform it, so that it describes the stack rather than one model's port."""
+        return ".expert_bw." in self.name or self.name.endswith(".expert_gemm")
 
 
 def _walk(data: object, dotted: str) -> object:
@@ -128,11 +124,7 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # each family's routed-expert grouped-GEMM rate (MoE prefill) before its dense large-M GEMM
     # fraction, and that before its streaming fraction (decode, mostly), so that the dense
     # scales are not made to absorb MoE kernels, nor the one the other
-    *(
-        FreeParam(f"vendors.{fam}.expert_gemm.{fw}", 0.2, 1.0)
-        for fam in FAMILY_STACKS
-        for fw in FRAMEWORKS
-    ),
+    *(FreeParam(f"vendors.{fam}.expert_gemm", 0.2, 1.0) for fam in FAMILY_STACKS),
     FreeParam("vendors.CDNA3.gemm_scale", 0.3, GEMM_SCALE_MAX),
     FreeParam("vendors.CDNA3.hbm_bw_scale", 0.3, 1.25),
     FreeParam("vendors.CDNA4.gemm_scale", 0.3, GEMM_SCALE_MAX),

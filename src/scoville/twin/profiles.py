@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -71,11 +71,8 @@ class VendorEfficiency(BaseModel):
     # fp4, int4), multiplying the achievable bandwidth of that operator (decode, mostly)
     expert_bw: dict[Literal["bf16", "fp8", "fp4", "int4"], float] = Field(default_factory=dict)
     # the routed experts' large-M grouped-GEMM rate as a fraction of the dense GEMM rate
-    # (prefill, mostly) per serving engine, whose MoE kernels differ on the same chip (Triton
-    # fused MoE, AITER, CUTLASS, DeepGEMM); a grouped GEMM never beats the dense one: at most 1
-    expert_gemm: dict[
-        Literal["vllm", "sglang", "trt", "atom"], Annotated[float, Field(gt=0, le=1)]
-    ] = Field(default_factory=dict)
+    # (prefill, mostly); a grouped GEMM never beats the dense one, so at most 1
+    expert_gemm: float = Field(1.0, gt=0, le=1.0)
     source: str = ""
 
 
@@ -183,7 +180,7 @@ def apply_profile(
         dp_balance=book.dp_balance,
         kv_free_memory_fraction=prof.kv_free_memory_fraction,
         expert_kernel=tuple(sorted(v.expert_bw.items())),
-        expert_gemm={str(k): x for k, x in v.expert_gemm.items()}.get(name, 1.0),
+        expert_gemm=v.expert_gemm,
         kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
     )
     tiers = [t for gib, t in sorted(prof.max_batched_tokens_from_gib.items()) if device_gib >= gib]
