@@ -97,8 +97,10 @@ class Hardware(_Entry):
         the one its tensor cores name first (NVFP4 on Blackwell, MXFP4 on CDNA4), else the
         vendor's quantiser's (NVIDIA ModelOpt: NVFP4; others: MXFP4)."""
         named = (self.fp4_format or "").upper()
-        if named.startswith(("NVFP4", "MXFP4")):
-            return "nvfp4" if named.startswith("NVFP4") else "mxfp4"
+        if named.startswith("NVFP4"):
+            return "nvfp4"
+        if named.startswith("MXFP4"):
+            return "mxfp4"
         return "nvfp4" if self.vendor == "NVIDIA" else "mxfp4"
 
     @property

@@ -105,7 +105,7 @@ def _csa_attention_params(m: ModelArch) -> int:
 
 
 def effective_formats(
-    m: ModelArch, precision: Precision, fp4_format: WeightFormat = "mxfp4"
+    m: ModelArch, precision: Precision, fp4_format: WeightFormat
 ) -> dict[str, str]:
     """Weight format per group after a precision override ('native' keeps the checkpoint's).
     `fp4_format` is the 4-bit float format of the hardware's checkpoints: NVFP4 (16-element
