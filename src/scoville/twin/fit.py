@@ -4,9 +4,8 @@ split only (the test split stays held out), by coordinate search over multiplica
 The objective is the weighted mean |log(predicted / published)| (capped at a factor of 2) of
 per-GPU throughput, median TPOT and, at half weight, median TTFT over the dev points a parameter
 touches (its framework, vendor or kernel stack; every point for the global collective-latency
-scale). The fitted values are
-written back to the profile book with the date, the split they were fitted on, and the dev
-error before and after.
+scale). The fitted values are written back to the profile book with the date, the split they
+were fitted on, and the dev error before and after.
 """
 
 from __future__ import annotations
