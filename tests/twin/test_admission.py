@@ -114,7 +114,7 @@ def test_full_reservation_queues_where_on_demand_admission_preempts() -> None:
     assert c.token_times()[0] > a.token_times()[-1]
     on_demand, (a, _b, c) = _three_requests(AdmissionPolicy())
     assert on_demand.stats.preemptions > 0
-    assert c.token_times()[0] == a.token_times()[1]  # prefilled in the next step, with b
+    assert c.token_times()[0] == a.token_times()[0]  # all three prefilled in the first step
     for s in (a, c):
         assert len(s.token_times()) == 100
 
@@ -226,3 +226,23 @@ def test_attention_dp_balance_lets_the_ranks_prefill_together() -> None:
     assert tput[1] > 1.2 * tput[0]
     with pytest.raises(TargetError, match="dp_attention=1"):
         parse_twin_url("twin:H200/DeepSeek-R1?tp=8&framework=trt&adp_balance_iters=60")
+
+
+def test_the_front_end_delays_what_the_scheduler_sees_by_its_fixed_and_per_token_time() -> None:
+    """A lone request on an idle replica: its whole token timeline moves later by the front
+    end's time (25 ms + 2,000 tokens x 20 us = 65 ms), and the front end's time comes out of
+    the closed loop's throughput, not out of any step."""
+    base = parse_twin_url("twin:H200/Llama-3.1-8B?framework=vllm")
+    quiet = replace(base, engine=replace(base.engine, frontend_s=0.0, frontend_s_per_token=0.0))
+    slow = replace(base, engine=replace(base.engine, frontend_s=0.025, frontend_s_per_token=2e-5))
+    runs = [run_point(c, length_requests(1, 2000, 16), "c1", concurrency=1) for c in (quiet, slow)]
+    (a,), (b,) = (r.records for r in runs)
+    assert b.chunk_ns[0] - a.chunk_ns[0] == 65_000_000
+    assert [t - b.chunk_ns[0] for t in b.chunk_ns] == [t - a.chunk_ns[0] for t in a.chunk_ns]
+
+
+def test_every_framework_profile_has_a_front_end_time() -> None:
+    for fw in ("vllm", "sglang", "trt", "atom", "dynamo-trt", "mori-sglang"):
+        engine = parse_twin_url(f"twin:H200/gpt-oss-120b?framework={fw}").engine
+        assert 0 < engine.frontend_s <= 0.2 and 0 < engine.frontend_s_per_token <= 4e-5
+        assert engine.frontend_ns(8192) > engine.frontend_ns(1024) > engine.frontend_ns(0) > 0

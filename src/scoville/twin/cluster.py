@@ -159,7 +159,15 @@ class Cluster:
             self._transfer_bytes_per_s, self._transfer_latency_s = _kv_path(cfg)
 
     def submit(self, seq: Seq, t_ns: int) -> None:
-        self._route(self.entry, seq).submit(seq, t_ns)
+        """A request arrives at the front end; the router and the engine see it once the front
+        end has parsed and tokenized it (`EngineConfig.frontend_ns`)."""
+        delay = self.cfg.engine.frontend_ns(seq.prompt_tokens)
+        # a request no replica could hold is refused at once (the caller sees the error now,
+        # and the replica charges the validation time itself)
+        if delay <= 0 or self.entry[0].refuses(seq):
+            self._route(self.entry, seq).submit(seq, t_ns)
+            return
+        self.kernel.schedule(t_ns + delay, lambda t: self._route(self.entry, seq).submit(seq, t))
 
     def _route(self, pool: list[Replica], seq: Seq) -> Replica:
         if len(pool) == 1:

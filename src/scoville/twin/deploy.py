@@ -94,6 +94,8 @@ def apply_deploy_options(
         chunked_prefill=applied.chunked_prefill,
         mix_prefill_decode=applied.mix_prefill_decode,
         admission=admission,
+        frontend_s=applied.frontend_s,
+        frontend_s_per_token=applied.frontend_s_per_token,
         max_num_batched_tokens=cfg.engine.max_num_batched_tokens
         if "max_batched_tokens" in explicit
         else applied.max_batched_tokens,

@@ -70,6 +70,7 @@ class Replica:
         # long-lived user (the Server adapter) needs per-window figures; None on the fast path
         self.step_log: list[tuple[int, float, float, float, float, float]] | None = None
         self._busy = False
+        self._start_pending = False  # an idle replica's first step is due at this instant
         self._free_at_ns = 0
         self._chunks: list[tuple[Seq, int]] = []
         self._n_dec = 0
@@ -87,12 +88,7 @@ class Replica:
         with `seq.error` set, as a real server rejects it."""
         if seq.ctx_target == 0:
             seq.ctx_target = seq.prompt_tokens
-        total = seq.prompt_tokens + seq.max_tokens
-        if total > self.model.model.max_position_embeddings:
-            seq.error = "context_overflow"
-        elif total + self._swa_charge(total) > self.kv_capacity:
-            seq.error = "kv_capacity"
-        if seq.error is not None:
+        if self.refuses(seq):
             # A real server tokenizes and validates before it rejects: a fixed cost plus about
             # a microsecond per prompt token. (A zero-time rejection would also let a closed
             # loop of doomed requests spin without the clock ever moving.)
@@ -105,9 +101,27 @@ class Replica:
                 self.inbox.append(seq)  # taken in at a later receive (`_take_in`)
                 return
         self.waiting.append(seq)
+        if not (self._busy or self._start_pending):
+            # the idle scheduler forms its batch once every arrival of this instant is queued
+            # (a batch of simultaneous arrivals, not the first alone); a late submission
+            # (wall-clock serving) never starts a step before the last ended
+            self._start_pending = True
+            self.kernel.schedule(max(t_ns, self._free_at_ns), self._start_idle)
+
+    def _start_idle(self, t_ns: int) -> None:
+        self._start_pending = False
         if not self._busy:
-            # a late submission (wall-clock serving) never starts a step before the last ended
-            self._start_step(max(t_ns, self._free_at_ns))
+            self._start_step(t_ns)
+
+    def refuses(self, seq: Seq) -> bool:
+        """Whether this replica could never hold `seq` (its context window, or the whole KV
+        pool); sets `seq.error` to say which, as a real server's validation does."""
+        total = seq.prompt_tokens + seq.max_tokens
+        if total > self.model.model.max_position_embeddings:
+            seq.error = "context_overflow"
+        elif total + self._swa_charge(total) > self.kv_capacity:
+            seq.error = "kv_capacity"
+        return seq.error is not None
 
     def load(self) -> int:
         """Sequences held (for least-loaded routing)."""

@@ -99,6 +99,12 @@ def _walk(data: object, dotted: str) -> object:
 # fabric latencies: beyond that, small-batch TP8 would be slower than TP1, which contradicts
 # both all-reduce microbenchmarks and InferenceX's choice of TP8 for its lowest-latency points.
 FREE_PARAMS: tuple[FreeParam, ...] = (
+    # the front ends' time before the scheduler sees a request first: it moves TTFT alone
+    # (and a request's life by as much), so the GPU-side factors after it are not made to
+    # lengthen TTFT by slowing prefill. Bounded by what tokenizing and handing off a prompt
+    # can take: 200 ms per request, 40 us per prompt token (10x the prior's tokenizer rate)
+    *(FreeParam(f"frameworks.{fw}.frontend_s", 1e-3, 0.2) for fw in FRAMEWORKS),
+    *(FreeParam(f"frameworks.{fw}.frontend_s_per_token", 5e-7, 4e-5) for fw in FRAMEWORKS),
     FreeParam("frameworks.vllm.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.vllm.step_overhead_s", 1e-4, 3e-3),
     FreeParam("frameworks.trt.layer_overhead_s", 2e-6, 80e-6),

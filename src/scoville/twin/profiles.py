@@ -52,8 +52,13 @@ class Profile(BaseModel):
     # weights + KV pool as a fraction of device memory when the deployment does not say
     # (SGLang's mem_fraction_static as deployed); None = the Efficiency default (vLLM's 0.90)
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
+    # the front end's time before the scheduler sees a request (HTTP, tokenization, hand-off
+    # to the engine process): seconds per request and per prompt token
+    frontend_s: float = Field(0.0, ge=0, le=0.5)
+    frontend_s_per_token: float = Field(0.0, ge=0, le=1e-4)
     source: str
     admission_source: str = ""
+    frontend_source: str = ""
 
     def admission(self) -> AdmissionPolicy:
         return AdmissionPolicy(
@@ -143,6 +148,8 @@ class Applied:
     admission: AdmissionPolicy
     gpu_memory_utilization: float | None = None  # the profile's, where it sets one
     spec_max_num_seqs: int | None = None  # the seat limit under speculative decoding
+    frontend_s: float = 0.0  # the front end's fixed time per request
+    frontend_s_per_token: float = 0.0  # and its time per prompt token
 
 
 def apply_profile(
@@ -192,4 +199,6 @@ def apply_profile(
         prof.admission(),
         prof.gpu_memory_utilization,
         prof.spec_max_num_seqs,
+        prof.frontend_s,
+        prof.frontend_s_per_token,
     )

@@ -32,6 +32,15 @@ class EngineConfig:
     mix_prefill_decode: bool = True
     # KV reserved for future output at admission, and the scheduling lag of an arrival
     admission: AdmissionPolicy = field(default_factory=AdmissionPolicy)
+    # the serving front end's time between a request's arrival and the engine's scheduler
+    # seeing it (HTTP parsing, tokenization, hand-off to the engine process): a fixed part and
+    # a part per prompt token; it lengthens TTFT and the request's whole life, not a step
+    frontend_s: float = 0.0
+    frontend_s_per_token: float = 0.0
+
+    def frontend_ns(self, prompt_tokens: int) -> int:
+        """The front end's delay before the scheduler sees a prompt of this length."""
+        return int((self.frontend_s + self.frontend_s_per_token * prompt_tokens) * 1e9)
 
 
 @dataclass(slots=True, eq=False)
