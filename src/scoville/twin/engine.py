@@ -110,8 +110,8 @@ class Replica:
 
     def _start_idle(self, t_ns: int) -> None:
         self._start_pending = False
-        if not self._busy:
-            self._start_step(t_ns)
+        assert not self._busy  # no step ends while an idle replica's first step is pending
+        self._start_step(t_ns)
 
     def refuses(self, seq: Seq) -> bool:
         """Whether this replica could never hold `seq` (its context window, or the whole KV

@@ -58,7 +58,6 @@ class Profile(BaseModel):
     frontend_s_per_token: float = Field(0.0, ge=0, le=1e-4)
     source: str
     admission_source: str = ""
-    frontend_source: str = ""
 
     def admission(self) -> AdmissionPolicy:
         return AdmissionPolicy(
@@ -91,6 +90,8 @@ class ProfileBook(BaseModel):
     # efficiency of a declared untuned kernel path (kernels=untuned) for quantised weights
     untuned_kernel_scale: float = Field(1.0, gt=0, le=1)
     untuned_source: str = ""
+    # where every framework's front-end priors come from (one measurement and one citation)
+    frontend_source: str = ""
     fitted: dict[str, Any] = Field(default_factory=dict)
     frameworks: dict[str, Profile]
     vendors: dict[str, VendorEfficiency] = Field(default_factory=dict)
