@@ -111,6 +111,13 @@ def fit_cmd(
     write: Annotated[
         Path | None, typer.Option(help="Write the fitted profile book here (YAML).")
     ] = None,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            help="Fit only the free parameters whose name contains this (e.g. 'sglang'); "
+            "the others keep the profile book's values."
+        ),
+    ] = None,
 ) -> None:
     """Fit the twin's named free parameters on the dev split only (the test split stays
     held out); prints each parameter's value and the dev error before and after."""
@@ -122,9 +129,20 @@ def fit_cmd(
     from scoville.twin.fit import FREE_PARAMS, fit
     from scoville.twin.profiles import load_profiles
 
+    params = [p for p in FREE_PARAMS if only is None or only in p.name]
+    if not params:
+        console.print(
+            f"No free parameter's name contains {only!r}; they are: "
+            f"{', '.join(p.name for p in FREE_PARAMS)}."
+        )
+        raise typer.Exit(2)
     cal = load_book()
     book, before, after = fit(
-        cal.points, load_profiles(), passes=passes, log=lambda s: console.print(escape(s))
+        cal.points,
+        load_profiles(),
+        params=params,
+        passes=passes,
+        log=lambda s: console.print(escape(s)),
     )
     console.print(
         "dev loss (weighted mean |log error| of tput/GPU, TPOT and TTFT): "
@@ -136,6 +154,7 @@ def fit_cmd(
     data["fitted"] = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%MZ"),
         "split": f"dev rows of calibration.yaml (frozen {cal.frozen.date})",
+        **({"only": [p.name for p in params]} if only is not None else {}),
         "parameters": {p.name: p.get(book) for p in FREE_PARAMS},
         "dev_loss_before": round(before, 4),
         "dev_loss_after": round(after, 4),

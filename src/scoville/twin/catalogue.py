@@ -229,6 +229,13 @@ class ModelArch(_Entry):
     def is_moe(self) -> bool:
         return self.num_routed_experts > 0
 
+    @property
+    def n_indexer_layers(self) -> int:
+        """Layers with a sparse-attention indexer (ratio `sparse_ratio` of `compressed_kv`):
+        each runs the indexer's projections, key quantisation, logits and top-k every step."""
+        ckv = self.compressed_kv
+        return sum(1 for r in ckv.compress_ratios if r == ckv.sparse_ratio) if ckv else 0
+
 
 @dataclass
 class Catalogue:

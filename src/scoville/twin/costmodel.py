@@ -97,6 +97,7 @@ class StepModel:
             eff.step_overhead_s
             + eff.layer_overhead_s * model.num_layers
             + eff.moe_layer_overhead_s * shape.n_moe_layers
+            + eff.sparse_layer_overhead_s * model.n_indexer_layers
         )
         self.spec = par.spec
         self.tokens_per_step = par.spec.tokens_per_step()
@@ -242,8 +243,10 @@ class StepModel:
         )  # fmt: skip
         flops, nbytes, floor_s = step.flops, step.hbm_bytes, step.floor_s
         per_layer_s = (memory_s + compute_s) / self.model.num_layers
+        # a draft (MTP) layer is one more decoder layer: an indexer too where the model has one
+        sparse_s = self.eff.sparse_layer_overhead_s if self.model.n_indexer_layers else 0.0
         draft_s = spec.draft_tokens * (
-            spec.draft_layers * (per_layer_s + self.eff.layer_overhead_s)
+            spec.draft_layers * (per_layer_s + self.eff.layer_overhead_s + sparse_s)
             + self.lm_head_bytes / (self.bw * self.eff.hbm_bw)
         )
         f = decode_share / self.tokens_per_step + (1.0 - decode_share)

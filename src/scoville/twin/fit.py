@@ -65,6 +65,8 @@ class FreeParam:
         if parts[0] == "dp_balance":
             return owner.dp_attention  # only attention-DP ranks wait for the busiest one
         if parts[0] == "frameworks":
+            if parts[2] == "sparse_layer_overhead_s" and not owner.indexer:
+                return False  # only a model with an indexer runs the sparse-attention kernels
             return engine_of(owner.framework) == parts[1]
         if parts[0] == "vendors":
             if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
@@ -112,6 +114,9 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.atom.layer_overhead_s", 2e-6, 80e-6),
     *(FreeParam(f"frameworks.{fw}.moe_layer_overhead_s", 1e-7, 80e-6) for fw in FRAMEWORKS),
+    # the sparse-attention path (indexer, top-k) after the per-layer costs every model pays,
+    # bounded at twice the per-layer bound: a dozen small kernels on every indexer layer
+    *(FreeParam(f"frameworks.{fw}.sparse_layer_overhead_s", 1e-6, 160e-6) for fw in FRAMEWORKS),
     # the kernel stacks' routed-expert efficiency per expert format, before the families'
     # streaming fractions, so that these are not made to absorb MoE kernels
     *(
@@ -199,6 +204,7 @@ class Owner:
     expert_format: str  # bf16 / fp8 / fp4 / int4 of the routed experts ("" for dense models)
     untuned: bool
     dp_attention: bool = False
+    indexer: bool = False  # the model has sparse-attention indexer layers
 
 
 def lone_formats(owners: Iterable[Owner]) -> set[tuple[str, str]]:
@@ -241,4 +247,5 @@ def _owner(p: CalPoint) -> Owner:
         fmt,
         cfg.labels.get("kernels") == "untuned",
         cfg.parallel.dp_attention,
+        cfg.model.n_indexer_layers > 0,
     )

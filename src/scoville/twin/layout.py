@@ -58,6 +58,9 @@ class Efficiency:
     alltoall_latency_s: float = 15e-6  # dispatch/combine latency per MoE layer in a domain
     layer_overhead_s: float = 20e-6  # per layer per step: kernel fixed latency, graph replay
     moe_layer_overhead_s: float = 0.0  # more per MoE layer per step (routing, permutes)
+    # more per sparse-attention (indexer) layer per step: the indexer's projections, key
+    # quantisation, logits and top-k, small kernels whose fixed latency a small batch pays
+    sparse_layer_overhead_s: float = 0.0
     step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
     gpu_memory_utilization: float = 0.90  # vLLM default
     # TensorRT-LLM sizes its pool as a fraction of the memory left after weights and

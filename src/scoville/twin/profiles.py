@@ -32,6 +32,8 @@ class Profile(BaseModel):
     layer_overhead_s: float = Field(..., ge=0)
     # more per mixture-of-experts layer (router, permute, two grouped GEMMs, un-permute)
     moe_layer_overhead_s: float = Field(0.0, ge=0)
+    # more per sparse-attention layer (an indexer's projections, logits and top-k kernels)
+    sparse_layer_overhead_s: float = Field(0.0, ge=0)
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
@@ -92,6 +94,8 @@ class ProfileBook(BaseModel):
     untuned_source: str = ""
     # where every framework's front-end priors come from (one measurement and one citation)
     frontend_source: str = ""
+    # where every framework's sparse-attention (indexer layer) prior comes from
+    sparse_source: str = ""
     fitted: dict[str, Any] = Field(default_factory=dict)
     frameworks: dict[str, Profile]
     vendors: dict[str, VendorEfficiency] = Field(default_factory=dict)
@@ -181,6 +185,7 @@ def apply_profile(
         step_overhead_s=prof.step_overhead_s,
         layer_overhead_s=prof.layer_overhead_s,
         moe_layer_overhead_s=prof.moe_layer_overhead_s,
+        sparse_layer_overhead_s=prof.sparse_layer_overhead_s,
         hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
         attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
