@@ -249,3 +249,10 @@ def test_a_fitted_profile_book_keeps_each_row_s_own_deployment_settings() -> Non
     plain = simulate_point(row, quick=True)
     refit = simulate_point(row, quick=True, book=load_profiles())
     assert refit == plain
+
+
+def test_fit_only_refuses_a_pattern_that_names_no_parameter() -> None:
+    r = CliRunner().invoke(app, ["twin", "fit", "--only", "no-such-knob"])
+    assert r.exit_code == 2, r.output
+    assert "No free parameter's name contains 'no-such-knob'" in r.output
+    assert "frameworks.sglang.sparse_layer_overhead_s" in r.output

@@ -277,3 +277,18 @@ def test_v4_kv_cache_against_v32_matches_the_technical_report() -> None:
     assert stored("DeepSeek-V3.2", ctx) / stored("DeepSeek-V4-Flash", ctx) == pytest.approx(
         13.7, rel=0.01
     )
+
+
+def test_glm5_reads_the_top_2048_latents_and_every_indexer_key() -> None:
+    """GLM-5 is DeepSeek Sparse Attention on 78 layers. By hand (FP8 cache): it stores 78 x
+    (656 + 132) = 61,464 B per token; a decode query at 8,192 tokens reads every indexer key,
+    78 x 132 x 8,192 = 84,344,832 B, and the top 2,048 latents, 78 x 656 x 2,048 = 104,792,064
+    B, where dense MLA would read 78 x 656 x 8,192 = 419,168,256 B."""
+    from scoville.twin.kvlayout import kv_layout
+    from scoville.twin.shape import model_shape
+
+    m = load_catalogue().get_model("GLM-5")
+    lay = kv_layout(m, model_shape(m), "fp8")
+    assert lay.store_bytes_per_ctx_token == pytest.approx(61_464.0)
+    assert 8192 * lay.read_bytes_per_ctx_token == pytest.approx(84_344_832.0)
+    assert lay.read_bytes_per_query == pytest.approx(104_792_064.0)

@@ -181,3 +181,38 @@ def test_the_fit_loss_counts_ttft_at_half_weight(monkeypatch: pytest.MonkeyPatch
     # a row without a published TTFT is judged on the other two alone
     q = p.model_copy(update={"published": Published(tput_per_gpu=50.0, tpot_ms=10.0)})
     assert fit_mod.loss([q], load_profiles()) == pytest.approx(math.log(2) / 2)
+
+
+def test_the_sparse_path_is_paid_on_indexer_layers_only() -> None:
+    # indexer layers by the configs: GLM-5 and DeepSeek-V3.2 index on every layer (78, 61);
+    # DeepSeek-V4-Flash only on its ratio-4 layers (21 of 43); DeepSeek-R1 has no indexer
+    hw = CAT.get_hardware("B200")
+    eff = Efficiency(
+        step_overhead_s=0.0, layer_overhead_s=0.0, moe_layer_overhead_s=0.0,
+        sparse_layer_overhead_s=10e-6,
+    )  # fmt: skip
+    par = Parallel(tp=8, precision="fp8")
+    for name, layers in (
+        ("GLM-5", 78), ("DeepSeek-V3.2", 61), ("DeepSeek-V4-Flash", 21), ("DeepSeek-R1", 0)
+    ):  # fmt: skip
+        cost = StepModel(hw, CAT.get_model(name), par, eff).cost(BATCH)
+        assert cost.overhead_s == pytest.approx(layers * 10e-6), name
+
+
+def test_the_sparse_path_factor_is_fitted_on_indexer_models_only() -> None:
+    from scoville.twin.fit import _owner
+    from scoville.twin.calibration import CalPoint, Published
+
+    def owner(url: str) -> Owner:
+        pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
+        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
+                               split="dev", source="s"))  # fmt: skip
+
+    glm = owner("twin:B200/GLM-5?tp=8&precision=fp8&framework=sglang")
+    r1 = owner("twin:B200/DeepSeek-R1?tp=8&precision=fp8&framework=sglang")
+    assert glm.indexer and not r1.indexer
+    sparse = FreeParam("frameworks.sglang.sparse_layer_overhead_s", 1e-6, 160e-6)
+    assert sparse.touches(glm) and not sparse.touches(r1)
+    assert not FreeParam("frameworks.vllm.sparse_layer_overhead_s", 1e-6, 1e-4).touches(glm)
+    # the per-layer cost every model pays still sees both
+    assert FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6).touches(r1)
