@@ -256,3 +256,11 @@ def test_fit_only_refuses_a_pattern_that_names_no_parameter() -> None:
     assert r.exit_code == 2, r.output
     assert "No free parameter's name contains 'no-such-knob'" in r.output
     assert "frameworks.sglang.sparse_layer_overhead_s" in r.output
+
+
+def test_a_split_whose_rows_moved_to_dev_says_so() -> None:
+    r = CliRunner().invoke(app, ["twin", "validate", "--split", "blind9"])
+    assert r.exit_code == 0, r.output
+    assert "the blind9 split holds no rows now: its 47 rows were seen and moved to dev" in " ".join(
+        r.output.split()
+    )

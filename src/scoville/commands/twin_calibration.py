@@ -54,6 +54,13 @@ def validate_cmd(
             f"left out of all: the {name} split is held for the next model change and has "
             f"never been looked at; its first look is `--split {name}`, on purpose"
         )
+    moved = [p for p in book.points if split != "all" and (p.was or "").startswith(f"{split} ")]
+    if not points and moved:
+        console.print(
+            f"the {split} split holds no rows now: its {len(moved)} rows were seen and moved to "
+            f"dev (each says `was: {split} ...`), where `twin fit` reads them; its freeze text "
+            "below says when and why"
+        )
     rows = validate(points, requests_per_point, quick=quick)
     table = Table(title=f"twin calibration ({split} split): predicted vs published")
     table.add_column("point", no_wrap=True)
