@@ -93,6 +93,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind8",
             "blind9",
             "blind10",
+            "blind11",
         )
         and not p.was
     )
@@ -137,7 +138,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     assert r.returncode == 2, r.stderr
     assert (
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
-        "blind7, blind8, blind9, blind10 or all." in r.stdout + r.stderr
+        "blind7, blind8, blind9, blind10, blind11 or all." in r.stdout + r.stderr
     )
 
 
@@ -187,6 +188,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind8", 57),
         ("blind9", 47),
         ("blind10", 48),
+        ("blind11", 20),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -215,8 +217,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     from scoville.twin.calibration import load_book
 
     book = load_book()
-    # blind10 (frozen 2026-12-02T01:30Z) is held for the next model change
-    assert book.held_splits() == ("blind10",)
+    # blind10 (frozen 2026-12-02T01:30Z) is held for the sparse-attention path's refit, blind11
+    # (frozen 02:57Z, after that change's code and before its fit) for the change after it
+    assert book.held_splits() == ("blind10", "blind11")
     # blind5 was frozen (14:34Z) before the changes it judged and looked at once after them
     text = book.frozen.blind5
     assert "held for the next model change" in text and text.count("Seen:") == 1

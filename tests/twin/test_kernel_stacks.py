@@ -200,8 +200,8 @@ def test_the_sparse_path_is_paid_on_indexer_layers_only() -> None:
 
 
 def test_the_sparse_path_factor_is_fitted_on_indexer_models_only() -> None:
-    from scoville.twin.fit import _owner
     from scoville.twin.calibration import CalPoint, Published
+    from scoville.twin.fit import _owner
 
     def owner(url: str) -> Owner:
         pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
