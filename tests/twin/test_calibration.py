@@ -95,6 +95,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind10",
             "blind11",
             "blind12",
+            "blind13",
         )
         and not p.was
     )
@@ -139,7 +140,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     assert r.returncode == 2, r.stderr
     assert (
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
-        "blind7, blind8, blind9, blind10, blind11, blind12 or all." in r.stdout + r.stderr
+        "blind7, blind8, blind9, blind10, blind11, blind12, blind13 or all." in r.stdout + r.stderr
     )
 
 
@@ -191,6 +192,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind10", 48),
         ("blind11", 20),
         ("blind12", 16),
+        ("blind13", 5),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -221,8 +223,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     book = load_book()
     # blind10 (frozen 2026-12-02T01:30Z) judged the sparse-attention path's refit and chose a
     # partial revert; blind11 (frozen 02:57Z) judged that choice; blind12 (frozen
-    # 2026-12-03T08:55Z) is held for the front-end-per-stack and speculative-verification change
-    assert book.held_splits() == ("blind12",)
+    # 2026-12-03T08:55Z) and blind13 (frozen 09:08Z) are held for the front-end-per-stack and
+    # speculative-verification change
+    assert book.held_splits() == ("blind12", "blind13")
     assert "blind11 judges it" in book.frozen.blind10
     assert book.frozen.blind10.index("Seen:") < book.frozen.blind10.index("blind11 judges it")
     # blind5 was frozen (14:34Z) before the changes it judged and looked at once after them
