@@ -15,7 +15,10 @@ from scoville.twin.cluster import TwinConfig
 from scoville.twin.costmodel import Parallel, StepModel
 from scoville.twin.engine import EngineConfig, Replica, Seq
 from scoville.twin.fast import run_point
+from scoville.twin.fit import Owner
 from scoville.twin.kernel import EventKernel
+from scoville.twin.options import TwinOptions
+from scoville.twin.profiles import ProfileBook
 from scoville.twin.target import parse_twin_url
 
 CAT = load_catalogue()
@@ -250,3 +253,52 @@ def test_every_framework_profile_has_a_front_end_time() -> None:
         engine = parse_twin_url(f"twin:H200/gpt-oss-120b?framework={fw}").engine
         assert 0 < engine.frontend_s <= 0.2 and 0 < engine.frontend_s_per_token <= 4e-5
         assert engine.frontend_ns(8192) > engine.frontend_ns(1024) > engine.frontend_ns(0) > 0
+
+
+def test_a_serving_stack_that_tokenizes_replaces_the_engines_front_end_and_a_router_adds() -> None:
+    """Dynamo tokenizes and hands the engine token ids, so a Dynamo-TRT request pays Dynamo's
+    front end and not trtllm-serve's; a MoRI router forwards to SGLang's own servers, so it
+    pays SGLang's front end plus the router's hop. Checked on books whose entries differ."""
+    from scoville.twin.profiles import load_profiles
+
+    data = load_profiles().model_dump(by_alias=True)
+    data["frameworks"]["trt"].update(frontend_s=0.08, frontend_s_per_token=2e-5)
+    data["frameworks"]["sglang"].update(frontend_s=0.03, frontend_s_per_token=1e-5)
+    data["stacks"]["dynamo"].update(frontend_s=0.005, frontend_s_per_token=1e-6)
+    data["stacks"]["mori"].update(frontend_s=0.002, frontend_s_per_token=5e-7)
+    book = ProfileBook.model_validate(data)
+
+    def ns(fw: str) -> int:
+        url = f"twin:H200/DeepSeek-R1?tp=8&framework={fw}"
+        return TwinOptions.parse_url(url).config(book).engine.frontend_ns(1000)
+
+    assert ns("trt") == 100_000_000  # 80 ms + 1,000 x 20 us
+    assert ns("dynamo-trt") == ns("dynamo-sglang") == 6_000_000  # 5 ms + 1,000 x 1 us
+    assert ns("sglang") == 40_000_000
+    assert ns("mori-sglang") == 42_500_000  # SGLang's 40 ms and the router's 2.5 ms
+
+
+def test_a_front_end_parameter_is_fitted_on_the_rows_whose_requests_pass_it() -> None:
+    from scoville.twin.calibration import CalPoint, Published
+    from scoville.twin.fit import FREE_PARAMS, _owner
+
+    def owner(fw: str) -> Owner:
+        pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
+        url = f"twin:B200/DeepSeek-R1?tp=8&precision=fp8&framework={fw}"
+        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
+                               split="dev", source="s"))  # fmt: skip
+
+    rows = {fw: owner(fw) for fw in ("trt", "dynamo-trt", "sglang", "mori-sglang")}
+    front = {p.name: p for p in FREE_PARAMS if "frontend" in p.name}
+    assert {n.rsplit(".", 1)[0] for n in front} >= {"stacks.dynamo", "stacks.mori"}
+
+    def touched(name: str) -> set[str]:
+        return {fw for fw, o in rows.items() if front[name].touches(o)}
+
+    assert touched("frameworks.trt.frontend_s") == {"trt"}
+    assert touched("stacks.dynamo.frontend_s") == {"dynamo-trt"}
+    assert touched("frameworks.sglang.frontend_s_per_token") == {"sglang", "mori-sglang"}
+    assert touched("stacks.mori.frontend_s") == {"mori-sglang"}
+    # the engine's own step costs still see its rows behind every stack
+    layer = next(p for p in FREE_PARAMS if p.name == "frameworks.trt.layer_overhead_s")
+    assert {fw for fw, o in rows.items() if layer.touches(o)} == {"trt", "dynamo-trt"}

@@ -269,6 +269,23 @@ def test_fit_only_refuses_a_pattern_that_names_no_parameter() -> None:
     assert "frameworks.sglang.sparse_layer_overhead_s" in r.output
 
 
+def test_fit_only_takes_several_comma_separated_patterns_in_the_fits_order() -> None:
+    from scoville.twin.fit import FREE_PARAMS, select_params
+
+    both = [p.name for p in select_params("stacks., spec_seq")]
+    assert both[:2] == ["stacks.dynamo.frontend_s", "stacks.mori.frontend_s"]
+    assert set(both) == {
+        *(
+            f"stacks.{s}.{k}"
+            for s in ("dynamo", "mori")
+            for k in ("frontend_s", "frontend_s_per_token")
+        ),
+        *(f"frameworks.{fw}.spec_seq_overhead_s" for fw in ("vllm", "sglang", "trt", "atom")),
+    }
+    assert [p.name for p in select_params(None)] == [p.name for p in FREE_PARAMS]
+    assert select_params(" , ") == list(FREE_PARAMS) and select_params("nothing,else") == []
+
+
 def test_a_split_whose_rows_moved_to_dev_says_so() -> None:
     r = CliRunner().invoke(app, ["twin", "validate", "--split", "blind9"])
     assert r.exit_code == 0, r.output

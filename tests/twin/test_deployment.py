@@ -115,6 +115,31 @@ def test_mtp_lowers_tpot_and_rejected_drafts_cost_verification() -> None:
     assert _tpot_ms(base + "&mtp=3&mtp_al=1") > plain  # verification and drafts for nothing
 
 
+def test_the_per_sequence_verify_cost_grows_with_the_busiest_ranks_batch() -> None:
+    """A speculative step pays spec_seq_overhead_s per decoding sequence of the busiest rank,
+    spread over the L tokens it emits: 100 us x 64 sequences / 2.5 = 2.56 ms at TP8, and under
+    attention DP over 8 ranks 64 / 8 sequences a rank / dp_balance 0.8 = 10 -> 0.4 ms. A
+    step without drafts never pays it."""
+    from dataclasses import replace
+
+    from scoville.twin.layout import Efficiency
+
+    m, hw = CAT.get_model("DeepSeek-R1"), CAT.get_hardware("B200")
+    spec = SpecDecode(draft_tokens=3, acceptance_length=2.5)
+    batch = StepBatch(n_decode=64, decode_ctx_tokens=64 * 2048)
+
+    def overhead_s(par: Parallel, verify_s: float) -> float:
+        eff = replace(Efficiency(), spec_seq_overhead_s=verify_s, dp_balance=0.8)
+        return StepModel(hw, m, par, eff).cost(batch).overhead_s
+
+    tp = Parallel(tp=8, ep=8, precision="fp4", spec=spec)
+    dp = Parallel(tp=8, ep=8, precision="fp4", dp_attention=True, spec=spec)
+    assert overhead_s(tp, 100e-6) - overhead_s(tp, 0.0) == pytest.approx(2.56e-3)
+    assert overhead_s(dp, 100e-6) - overhead_s(dp, 0.0) == pytest.approx(0.4e-3)
+    plain = Parallel(tp=8, ep=8, precision="fp4")
+    assert overhead_s(plain, 100e-6) == overhead_s(plain, 0.0)
+
+
 def test_fp4_activations_use_the_fp4_rate_where_the_hardware_has_it() -> None:
     m = CAT.get_model("DeepSeek-R1")
     par = Parallel(tp=8, ep=8, precision="fp4", fp4_activations=True)

@@ -121,8 +121,9 @@ def fit_cmd(
     only: Annotated[
         str | None,
         typer.Option(
-            help="Fit only the free parameters whose name contains this (e.g. 'sglang'); "
-            "the others keep the profile book's values."
+            help="Fit only the free parameters whose name contains this (e.g. 'sglang'; "
+            "several, comma-separated: 'frontend,spec_seq'); the others keep the profile "
+            "book's values."
         ),
     ] = None,
 ) -> None:
@@ -133,10 +134,10 @@ def fit_cmd(
     import yaml
 
     from scoville.twin.calibration import load_book
-    from scoville.twin.fit import FREE_PARAMS, fit
+    from scoville.twin.fit import FREE_PARAMS, fit, select_params
     from scoville.twin.profiles import load_profiles
 
-    params = [p for p in FREE_PARAMS if only is None or only in p.name]
+    params = select_params(only)
     if not params:
         console.print(
             f"No free parameter's name contains {only!r}; they are: "

@@ -236,7 +236,8 @@ class StepModel:
 
     def _speculative(self, step: StepCost, decode_share: float, n_decode: int) -> StepCost:
         """Scale a verify step to one engine step per emitted token: the decode share of the
-        step (by query rows) and the draft passes are divided by the acceptance length L."""
+        step (by query rows), the draft passes and the per-sequence verify cost of the busiest
+        rank's decoding sequences are divided by the acceptance length L."""
         spec = self.spec
         compute_s, memory_s, comm_s, overhead_s = (
             step.compute_s, step.memory_s, step.comm_s, step.overhead_s
@@ -249,10 +250,12 @@ class StepModel:
             spec.draft_layers * (per_layer_s + self.eff.layer_overhead_s + sparse_s)
             + self.lm_head_bytes / (self.bw * self.eff.hbm_bw)
         )
+        rank_seqs = n_decode / self.dp * self._dp_imbalance if self.dp > 1 else float(n_decode)
+        verify_s = self.eff.spec_seq_overhead_s * rank_seqs
         f = decode_share / self.tokens_per_step + (1.0 - decode_share)
         d = draft_s / self.tokens_per_step
         c, m = compute_s * f, memory_s * f + d
-        co, o = comm_s * f, overhead_s * f
+        co, o = comm_s * f, overhead_s * f + verify_s / self.tokens_per_step
         return StepCost(c + m + co + o, c, m, co, o, flops * f, nbytes * f, floor_s * f)
 
     def _operators(self, b: StepBatch, tokens: int, rows: int) -> list[_Op]:

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 from scoville.twin.calibration import CalPoint, simulate_point
 from scoville.twin.layout import format_class
-from scoville.twin.profiles import ProfileBook, engine_of, hardware_family
+from scoville.twin.profiles import (
+    STACK_PREFIXES,
+    ProfileBook,
+    engine_of,
+    frontend_owners,
+    hardware_family,
+    load_profiles,
+)
 from scoville.twin.shape import effective_formats
 from scoville.twin.target import parse_twin_url
 
@@ -28,6 +35,8 @@ METRIC_WEIGHTS = {"tput_per_gpu": 1.0, "tpot_ms": 1.0, "ttft_ms": 0.5}
 STACK_MODELS = 2  # models whose dev rows a kernel-stack factor needs before it is fitted
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
 FRAMEWORKS = ("vllm", "sglang", "trt", "atom")
+# every front end with its own time: the engines' own servers, then the serving stacks'
+FRONTENDS = (*(f"frameworks.{fw}" for fw in FRAMEWORKS), *(f"stacks.{s}" for s in STACK_PREFIXES))
 FAMILY_STACKS = ("Hopper", "Blackwell", "CDNA3", "CDNA4")  # families with kernel-stack factors
 # large GEMMs reach about 80 % of the dense peak (cuBLAS / hipBLASLt practice): gemm_max 0.70 x
 # 1.15; a fit that wants more is absorbing something else
@@ -64,9 +73,13 @@ class FreeParam:
             return False  # a declared untuned row informs only the untuned scale
         if parts[0] == "dp_balance":
             return owner.dp_attention  # only attention-DP ranks wait for the busiest one
+        if parts[-1].startswith("frontend_s"):
+            return ".".join(parts[:2]) in owner.frontends  # the front ends its requests pass
         if parts[0] == "frameworks":
             if parts[2] == "sparse_layer_overhead_s" and not owner.indexer:
                 return False  # only a model with an indexer runs the sparse-attention kernels
+            if parts[2] == "spec_seq_overhead_s" and not owner.speculative:
+                return False  # only a speculative deployment verifies drafts
             return engine_of(owner.framework) == parts[1]
         if parts[0] == "vendors":
             if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
@@ -104,9 +117,10 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # the front ends' time before the scheduler sees a request first: it moves TTFT alone
     # (and a request's life by as much), so the GPU-side factors after it are not made to
     # lengthen TTFT by slowing prefill. Bounded by what tokenizing and handing off a prompt
-    # can take: 200 ms per request, 40 us per prompt token (10x the prior's tokenizer rate)
-    *(FreeParam(f"frameworks.{fw}.frontend_s", 1e-3, 0.2) for fw in FRAMEWORKS),
-    *(FreeParam(f"frameworks.{fw}.frontend_s_per_token", 5e-7, 4e-5) for fw in FRAMEWORKS),
+    # can take: 200 ms per request, 40 us per prompt token (10x the prior's tokenizer rate);
+    # a serving stack's front end (Dynamo's, a MoRI router's) is fitted on its own rows
+    *(FreeParam(f"{entry}.frontend_s", 1e-3, 0.2) for entry in FRONTENDS),
+    *(FreeParam(f"{entry}.frontend_s_per_token", 5e-7, 4e-5) for entry in FRONTENDS),
     FreeParam("frameworks.vllm.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.vllm.step_overhead_s", 1e-4, 3e-3),
     FreeParam("frameworks.trt.layer_overhead_s", 2e-6, 80e-6),
@@ -117,6 +131,9 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # the sparse-attention path (indexer, top-k) after the per-layer costs every model pays,
     # bounded at twice the per-layer bound: a dozen small kernels on every indexer layer
     *(FreeParam(f"frameworks.{fw}.sparse_layer_overhead_s", 1e-6, 160e-6) for fw in FRAMEWORKS),
+    # the per-sequence verify cost of speculative decoding after every per-step cost, so that
+    # it takes only what grows with the batch on MTP rows; bounded at 400 us per sequence
+    *(FreeParam(f"frameworks.{fw}.spec_seq_overhead_s", 1e-7, 4e-4) for fw in FRAMEWORKS),
     # the kernel stacks' routed-expert efficiency per expert format, before the families'
     # streaming fractions, so that these are not made to absorb MoE kernels
     *(
@@ -145,6 +162,13 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     FreeParam("vendors.Blackwell.hbm_bw_scale", 0.7, 1.2),
     FreeParam("untuned_kernel_scale", 0.1, 1.0),
 )
+
+
+def select_params(only: str | None) -> list[FreeParam]:
+    """The free parameters whose name contains `only`, or any of its comma-separated parts
+    (`"frontend,spec_seq"`); every one when `only` is None or empty. FREE_PARAMS order."""
+    parts = [x.strip() for x in (only or "").split(",") if x.strip()]
+    return [p for p in FREE_PARAMS if not parts or any(x in p.name for x in parts)]
 
 
 def loss(points: Sequence[CalPoint], book: ProfileBook) -> float:
@@ -205,6 +229,8 @@ class Owner:
     untuned: bool
     dp_attention: bool = False
     indexer: bool = False  # the model has sparse-attention indexer layers
+    frontends: tuple[str, ...] = ()  # the front ends its requests pass (`frontend_owners`)
+    speculative: bool = False  # MTP / speculative decoding is on
 
 
 def lone_formats(owners: Iterable[Owner]) -> set[tuple[str, str]]:
@@ -239,13 +265,17 @@ def _owner(p: CalPoint) -> Owner:
                 "routed_experts"
             ]
         )
+    framework = cfg.labels.get("framework", "vllm")
     return Owner(
         cfg.model.name,
-        cfg.labels.get("framework", "vllm"),
+        framework,
         cfg.hardware.vendor,
         hardware_family(cfg.hardware.name),
         fmt,
         cfg.labels.get("kernels") == "untuned",
         cfg.parallel.dp_attention,
         cfg.model.n_indexer_layers > 0,
+        # which front end a stack's requests pass is a fact of the stack, never fitted
+        frontend_owners(load_profiles(), framework),
+        cfg.parallel.spec.draft_tokens > 0,
     )

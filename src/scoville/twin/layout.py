@@ -61,6 +61,10 @@ class Efficiency:
     # more per sparse-attention (indexer) layer per step: the indexer's projections, key
     # quantisation, logits and top-k, small kernels whose fixed latency a small batch pays
     sparse_layer_overhead_s: float = 0.0
+    # more per decoding sequence per speculative verify step on the busiest rank: the host-side
+    # and small-kernel work that grows with the batch (draft bookkeeping, acceptance, the
+    # accepted tokens' KV slots and output), which a step's fixed overhead does not hold
+    spec_seq_overhead_s: float = 0.0
     step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
     gpu_memory_utilization: float = 0.90  # vLLM default
     # TensorRT-LLM sizes its pool as a fraction of the memory left after weights and

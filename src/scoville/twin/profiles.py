@@ -3,8 +3,9 @@
 budget) and per-vendor efficiency factors, from `scoville/data/twin/profiles.yaml`.
 
 A profile is chosen by the twin URL's `framework=` option (vllm, sglang, trt, atom; a
-`dynamo-` or `mori-` prefix keeps the engine underneath). The named free parameters that
-`scoville twin fit` may change are listed in the data file with their fitted values.
+`dynamo-` or `mori-` prefix keeps the engine underneath and puts that serving stack's front
+end before it). The named free parameters that `scoville twin fit` may change are listed in
+the data file with their fitted values.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class Profile(BaseModel):
     moe_layer_overhead_s: float = Field(0.0, ge=0)
     # more per sparse-attention layer (an indexer's projections, logits and top-k kernels)
     sparse_layer_overhead_s: float = Field(0.0, ge=0)
+    # more per decoding sequence per speculative (MTP) verify step (`Efficiency`)
+    spec_seq_overhead_s: float = Field(0.0, ge=0)
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
@@ -67,6 +70,20 @@ class Profile(BaseModel):
         )
 
 
+class Stack(BaseModel):
+    """A serving stack in front of the engine (Dynamo, a MoRI router): its front end's time
+    before the engine's scheduler sees a request. A stack that tokenizes the prompt itself and
+    hands the engine token ids replaces the engine's own front end; one that forwards the
+    request to the engine's HTTP server adds its time to the engine's front end."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    description: str
+    tokenizes: bool  # True: the engine's own HTTP server and tokenizer are not on the path
+    frontend_s: float = Field(0.0, ge=0, le=0.5)
+    frontend_s_per_token: float = Field(0.0, ge=0, le=1e-4)
+    source: str
+
+
 class VendorEfficiency(BaseModel):
     """Achievable-fraction factors of one vendor's kernel stack (multiplying `Efficiency`)."""
 
@@ -96,8 +113,11 @@ class ProfileBook(BaseModel):
     frontend_source: str = ""
     # where every framework's sparse-attention (indexer layer) prior comes from
     sparse_source: str = ""
+    # where every framework's per-sequence speculative verify prior comes from
+    spec_source: str = ""
     fitted: dict[str, Any] = Field(default_factory=dict)
     frameworks: dict[str, Profile]
+    stacks: dict[str, Stack] = Field(default_factory=dict)
     vendors: dict[str, VendorEfficiency] = Field(default_factory=dict)
 
 
@@ -133,13 +153,49 @@ def hardware_family(name: str) -> str:
     return FAMILIES.get(name, name)
 
 
+STACK_PREFIXES = ("dynamo", "mori")  # `framework=` prefixes naming a serving stack
+
+
+def split_framework(framework: str) -> tuple[str, str]:
+    """`dynamo-trt` -> (`dynamo`, `trt`), `sglang` -> (``, `sglang`): the serving stack in
+    front (empty for an engine's own server) and the engine underneath."""
+    name = framework.strip().lower()
+    for stack in STACK_PREFIXES:
+        if name.startswith(stack + "-"):
+            return stack, name[len(stack) + 1 :]
+    return "", name
+
+
 def engine_of(framework: str) -> str:
     """`dynamo-trt` -> `trt`, `mori-sglang` -> `sglang`: the engine underneath a front end."""
-    name = framework.strip().lower()
-    for prefix in ("dynamo-", "mori-"):
-        if name.startswith(prefix):
-            name = name[len(prefix) :]
-    return name
+    return split_framework(framework)[1]
+
+
+def frontend_owners(book: ProfileBook, framework: str) -> tuple[str, ...]:
+    """The profile-book entries whose front-end time a request to `framework` pays, in order:
+    `("stacks.dynamo",)` for Dynamo (it tokenizes), `("frameworks.sglang", "stacks.mori")` for
+    a MoRI router in front of SGLang's servers, `("frameworks.trt",)` for trtllm-serve."""
+    stack, engine = split_framework(framework)
+    entry = book.stacks.get(stack) if stack else None
+    if entry is None:
+        return (f"frameworks.{engine}",)
+    if entry.tokenizes:
+        return (f"stacks.{stack}",)
+    return (f"frameworks.{engine}", f"stacks.{stack}")
+
+
+def frontend_cost(book: ProfileBook, framework: str) -> tuple[float, float]:
+    """(seconds per request, seconds per prompt token) of `framework`'s front end: the sum over
+    `frontend_owners`."""
+    fixed = per_token = 0.0
+    for owner in frontend_owners(book, framework):
+        kind, name = owner.split(".")
+        entry: Profile | Stack = (
+            book.frameworks[name] if kind == "frameworks" else book.stacks[name]
+        )
+        fixed += entry.frontend_s
+        per_token += entry.frontend_s_per_token
+    return fixed, per_token
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +209,8 @@ class Applied:
     admission: AdmissionPolicy
     gpu_memory_utilization: float | None = None  # the profile's, where it sets one
     spec_max_num_seqs: int | None = None  # the seat limit under speculative decoding
-    frontend_s: float = 0.0  # the front end's fixed time per request
-    frontend_s_per_token: float = 0.0  # and its time per prompt token
+    frontend_s: float = 0.0  # the serving stack's front end's fixed time per request
+    frontend_s_per_token: float = 0.0  # and its time per prompt token (`frontend_cost`)
 
 
 def apply_profile(
@@ -186,6 +242,7 @@ def apply_profile(
         layer_overhead_s=prof.layer_overhead_s,
         moe_layer_overhead_s=prof.moe_layer_overhead_s,
         sparse_layer_overhead_s=prof.sparse_layer_overhead_s,
+        spec_seq_overhead_s=prof.spec_seq_overhead_s,
         hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
         attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
@@ -197,6 +254,13 @@ def apply_profile(
         kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
     )
     tiers = [t for gib, t in sorted(prof.max_batched_tokens_from_gib.items()) if device_gib >= gib]
+    stack = split_framework(framework)[0]
+    if stack and stack not in book.stacks:
+        raise TargetError(
+            f"Unknown serving stack {stack!r} in framework {framework!r}; known: "
+            f"{', '.join(sorted(book.stacks))}."
+        )
+    fixed, per_token = frontend_cost(book, framework)
     return Applied(
         eff,
         prof.chunked_prefill,
@@ -205,6 +269,6 @@ def apply_profile(
         prof.admission(),
         prof.gpu_memory_utilization,
         prof.spec_max_num_seqs,
-        prof.frontend_s,
-        prof.frontend_s_per_token,
+        fixed,
+        per_token,
     )
