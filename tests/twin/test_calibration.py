@@ -223,9 +223,16 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     book = load_book()
     # blind10 (frozen 2026-12-02T01:30Z) judged the sparse-attention path's refit and chose a
     # partial revert; blind11 (frozen 02:57Z) judged that choice; blind12 (frozen
-    # 2026-12-03T08:55Z) and blind13 (frozen 09:08Z) are held for the front-end-per-stack and
-    # speculative-verification change
-    assert book.held_splits() == ("blind12", "blind13")
+    # 2026-12-03T08:55Z) and blind13 (frozen 09:08Z) judged the front-end-per-stack and
+    # speculative-verification change, each with one look after its freeze
+    assert book.held_splits() == ()
+    for name, frozen_at in (("blind12", "2026-12-03T08:55Z"), ("blind13", "2026-12-03T09:08Z")):
+        text = getattr(book.frozen, name)
+        assert text.count("Seen:") == 1 and text.index(f"frozen {frozen_at}") < text.index("Seen:")
+        assert (
+            "at 2026-12-03T09:29Z" in text[text.index("Seen:") :]
+            and frozen_at < "2026-12-03T09:29Z"
+        )
     assert "blind11 judges it" in book.frozen.blind10
     assert book.frozen.blind10.index("Seen:") < book.frozen.blind10.index("blind11 judges it")
     # blind5 was frozen (14:34Z) before the changes it judged and looked at once after them
