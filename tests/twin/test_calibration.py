@@ -96,6 +96,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind11",
             "blind12",
             "blind13",
+            "blind14",
         )
         and not p.was
     )
@@ -140,7 +141,9 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     assert r.returncode == 2, r.stderr
     assert (
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
-        "blind7, blind8, blind9, blind10, blind11, blind12, blind13 or all." in r.stdout + r.stderr
+        "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14 or all."
+        in r.stdout
+        + r.stderr
     )
 
 
@@ -193,6 +196,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind11", 20),
         ("blind12", 16),
         ("blind13", 5),
+        ("blind14", 2),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -224,8 +228,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # blind10 (frozen 2026-12-02T01:30Z) judged the sparse-attention path's refit and chose a
     # partial revert; blind11 (frozen 02:57Z) judged that choice; blind12 (frozen
     # 2026-12-03T08:55Z) and blind13 (frozen 09:08Z) judged the front-end-per-stack and
-    # speculative-verification change, each with one look after its freeze
-    assert book.held_splits() == ()
+    # speculative-verification change, each with one look after its freeze; blind14 (frozen
+    # 2026-12-03T09:59Z) is held for the next change
+    assert book.held_splits() == ("blind14",)
     for name, frozen_at in (("blind12", "2026-12-03T08:55Z"), ("blind13", "2026-12-03T09:08Z")):
         text = getattr(book.frozen, name)
         assert text.count("Seen:") == 1 and text.index(f"frozen {frozen_at}") < text.index("Seen:")
