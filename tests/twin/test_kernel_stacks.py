@@ -216,3 +216,24 @@ def test_the_sparse_path_factor_is_fitted_on_indexer_models_only() -> None:
     assert not FreeParam("frameworks.vllm.sparse_layer_overhead_s", 1e-6, 1e-4).touches(glm)
     # the per-layer cost every model pays still sees both
     assert FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6).touches(r1)
+
+
+def test_a_fit_in_several_processes_is_the_fit_in_one() -> None:
+    """`jobs` only spreads a trial's simulations over processes: the fitted book and both dev
+    losses are the same to the bit, and the fit did move the parameter."""
+    from scoville.twin.calibration import CalPoint, Published
+    from scoville.twin.fit import fit, select_params
+
+    def row(conc: int, ttft_ms: float) -> CalPoint:
+        pub = Published(ttft_ms=ttft_ms)  # TTFT alone: the front end must grow
+        return CalPoint(id=f"c{conc}", url="twin:H200/gpt-oss-120b?tp=1&framework=vllm",
+                        isl_tokens=1024, osl_tokens=256, concurrency=conc, published=pub,
+                        split="dev", source="s")  # fmt: skip
+
+    rows = [row(1, 300.0), row(2, 320.0), row(4, 350.0)]
+    params = select_params("frameworks.vllm.frontend_s_per")
+    one = fit(rows, load_profiles(), params=params, passes=1, jobs=1)
+    two = fit(rows, load_profiles(), params=params, passes=1, jobs=2)
+    assert one == two
+    moved = params[0].get(one[0]) != params[0].get(load_profiles())
+    assert moved and one[2] < one[1]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scoville.twin.calibration import CalPoint, simulate_point
 from scoville.twin.layout import format_class
@@ -171,14 +172,30 @@ def select_params(only: str | None) -> list[FreeParam]:
     return [p for p in FREE_PARAMS if not parts or any(x in p.name for x in parts)]
 
 
-def loss(points: Sequence[CalPoint], book: ProfileBook) -> float:
+# runs a function over items, in order: the serial loop or a process pool's map
+Mapper = Callable[[Callable[[Any], Any], list[Any]], list[Any]]
+
+
+def _predict(item: tuple[CalPoint, ProfileBook]) -> dict[str, float]:
+    """One point's quick prediction under one book (a module-level function, so that a process
+    pool can run it)."""
+    point, book = item
+    return simulate_point(point, quick=True, book=book)
+
+
+def _serial(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    return [fn(x) for x in items]
+
+
+def loss(points: Sequence[CalPoint], book: ProfileBook, mapper: Mapper = _serial) -> float:
     """Weighted mean |log(pred / published)|, each capped at LOG_ERROR_CAP, over the target
     metrics of `points` (quick simulation; METRIC_WEIGHTS). The cap keeps a row the model cannot
     explain (a 4x error from a path it does not describe) from steering parameters that every
-    other row shares."""
+    other row shares. `mapper` runs the simulations (a process pool's map with `jobs`); the
+    sum is taken in the points' order, so the loss is the same to the bit however they ran."""
     total = weights = 0.0
-    for p in points:
-        pred = simulate_point(p, quick=True, book=book)
+    preds = mapper(_predict, [(p, book) for p in points])
+    for p, pred in zip(points, preds, strict=True):
         for m, w in METRIC_WEIGHTS.items():
             pub = getattr(p.published, m)
             if pub is not None and pred[m] > 0:
@@ -193,12 +210,34 @@ def fit(
     params: Sequence[FreeParam] = FREE_PARAMS,
     passes: int = 2,
     log: Callable[[str], None] = lambda _s: None,
+    jobs: int = 1,
 ) -> tuple[ProfileBook, float, float]:
-    """Coordinate search on dev points only; returns (book, dev loss before, after)."""
+    """Coordinate search on dev points only; returns (book, dev loss before, after). `jobs`
+    processes simulate a trial's points at once (the result does not depend on it)."""
+    if jobs <= 1:
+        return _fit(points, book, params, passes, log, _serial)
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+
+        def mapper(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+            return pool.map(fn, items, chunksize=1)
+
+        return _fit(points, book, params, passes, log, mapper)
+
+
+def _fit(
+    points: Sequence[CalPoint],
+    book: ProfileBook,
+    params: Sequence[FreeParam],
+    passes: int,
+    log: Callable[[str], None],
+    mapper: Mapper,
+) -> tuple[ProfileBook, float, float]:
     dev = [p for p in points if p.split == "dev"]
     owners = {p.id: _owner(p) for p in dev}
     lone = lone_formats(owners.values())
-    before = loss(dev, book)
+    before = loss(dev, book, mapper)
     for _ in range(passes):
         for prm in params:
             mine = [p for p in dev if prm.touches(owners[p.id])]
@@ -206,15 +245,15 @@ def fit(
                 mine = [p for p in mine if not lone_row(owners[p.id], lone)]
             if not fittable(prm, [owners[p.id] for p in mine]):
                 continue
-            best_v, best_l = prm.get(book), loss(mine, book)
+            best_v, best_l = prm.get(book), loss(mine, book, mapper)
             for step in STEPS:
                 v = min(prm.hi, max(prm.lo, best_v * step))
-                trial = loss(mine, prm.set(book, v))
+                trial = loss(mine, prm.set(book, v), mapper)
                 if trial < best_l - 1e-4:
                     best_v, best_l = v, trial
             book = prm.set(book, best_v)
             log(f"{prm.name} = {best_v:.6g} (dev loss over {len(mine)} points {best_l:.4f})")
-    return book, before, loss(dev, book)
+    return book, before, loss(dev, book, mapper)
 
 
 @dataclass(frozen=True, slots=True)
