@@ -281,6 +281,12 @@ def test_fit_only_refuses_a_pattern_that_names_no_parameter() -> None:
     assert "frameworks.sglang.sparse_layer_overhead_s" in r.output
 
 
+def test_fit_refuses_fewer_than_one_job() -> None:
+    r = CliRunner().invoke(app, ["twin", "fit", "--jobs", "0"])
+    assert r.exit_code == 2, r.output
+    assert "--jobs" in r.output
+
+
 def test_fit_only_takes_several_comma_separated_patterns_in_the_fits_order() -> None:
     from scoville.twin.fit import FREE_PARAMS, select_params
 

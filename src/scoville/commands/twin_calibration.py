@@ -115,6 +115,14 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
 
 def fit_cmd(
     passes: Annotated[int, typer.Option(help="Coordinate-search passes.", min=1)] = 1,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            help="Processes that simulate a trial's points at once (the fit does not depend "
+            "on it; 1 = in this process).",
+            min=1,
+        ),
+    ] = 1,
     write: Annotated[
         Path | None, typer.Option(help="Write the fitted profile book here (YAML).")
     ] = None,
@@ -151,6 +159,7 @@ def fit_cmd(
         params=params,
         passes=passes,
         log=lambda s: console.print(escape(s)),
+        jobs=jobs,
     )
     console.print(
         "dev loss (weighted mean |log error| of tput/GPU, TPOT and TTFT): "
