@@ -281,6 +281,14 @@ def test_fit_only_refuses_a_pattern_that_names_no_parameter() -> None:
     assert "frameworks.sglang.sparse_layer_overhead_s" in r.output
 
 
+def test_validate_in_several_processes_gives_the_same_comparisons() -> None:
+    rows = [p for p in load_points() if p.split == "dev" and p.concurrency and p.concurrency <= 4]
+    assert len(rows) >= 2
+    one = validate(rows[:2], quick=True, jobs=1)
+    two = validate(rows[:2], quick=True, jobs=2)
+    assert one == two and {c.point_id for c in one} == {p.id for p in rows[:2]}
+
+
 def test_fit_refuses_fewer_than_one_job() -> None:
     r = CliRunner().invoke(app, ["twin", "fit", "--jobs", "0"])
     assert r.exit_code == 2, r.output

@@ -35,6 +35,10 @@ def validate_cmd(
     ] = "test",
     only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
     quick: Annotated[bool, typer.Option(help="Fewer requests per point (as `twin fit`).")] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(help="Processes that simulate points at once (the same figures).", min=1),
+    ] = 1,
 ) -> None:
     """Predicted vs published on the frozen test split, with error by regime and signed bias."""
     from scoville.twin.calibration import LATER_BLIND, SPLITS, load_book, validate
@@ -61,7 +65,7 @@ def validate_cmd(
             f"dev (each says `was: {split} ...`), where `twin fit` reads them; its freeze text "
             "below says when and why"
         )
-    rows = validate(points, requests_per_point, quick=quick)
+    rows = validate(points, requests_per_point, quick=quick, jobs=jobs)
     table = Table(title=f"twin calibration ({split} split): predicted vs published")
     table.add_column("point", no_wrap=True)
     for col in ("split", "metric", "published", "predicted", "error"):

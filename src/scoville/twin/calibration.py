@@ -198,14 +198,31 @@ def simulate_point(
     }
 
 
+def _simulate(item: tuple[CalPoint, bool, int | None]) -> dict[str, float]:
+    """`simulate_point` on one (point, quick, requests) triple: module level, so a process pool
+    can run it."""
+    return simulate_point(*item)
+
+
 def validate(
-    points: Sequence[CalPoint], requests_per_point: int | None = None, quick: bool = False
+    points: Sequence[CalPoint],
+    requests_per_point: int | None = None,
+    quick: bool = False,
+    jobs: int = 1,
 ) -> list[Comparison]:
-    """Simulate each point and compare every published metric it has."""
+    """Simulate each point and compare every published metric it has; `jobs` processes
+    simulate points at once (each point's prediction does not depend on it)."""
+    items = [(p, quick, requests_per_point) for p in points]
+    if jobs > 1 and len(items) > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
+            preds = pool.map(_simulate, items, chunksize=1)
+    else:
+        preds = [_simulate(x) for x in items]
     out: list[Comparison] = []
-    for p in points:
+    for p, predicted in zip(points, preds, strict=True):
         cfg = parse_twin_url(p.url)
-        predicted = simulate_point(p, quick, requests_per_point)
         tags = regimes(p, cfg)
         for metric, value in p.published.model_dump().items():
             if value is not None:
