@@ -7,10 +7,11 @@ it was used to fit a knob (`role: fit`) or is held out (`role: validate`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -198,6 +199,29 @@ def simulate_point(
     }
 
 
+# runs a function over items and returns the results in the items' order
+Mapper = Callable[[Callable[[Any], Any], list[Any]], list[Any]]
+
+
+def serial_map(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    return [fn(x) for x in items]
+
+
+@contextmanager
+def point_mapper(jobs: int) -> Iterator[Mapper]:
+    """A `Mapper` for simulating calibration points: in this process for `jobs` <= 1, else over
+    a pool of `jobs` forked processes. Results come back in the items' order, so whatever is
+    summed or tabulated from them is the same to the bit however they ran. `fn` must be a
+    module-level function (the pool pickles it by name)."""
+    if jobs <= 1:
+        yield serial_map
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        yield lambda fn, items: pool.map(fn, items, chunksize=1)
+
+
 def _simulate(item: tuple[CalPoint, bool, int | None]) -> dict[str, float]:
     """`simulate_point` on one (point, quick, requests) triple: module level, so a process pool
     can run it."""
@@ -213,13 +237,8 @@ def validate(
     """Simulate each point and compare every published metric it has; `jobs` processes
     simulate points at once (each point's prediction does not depend on it)."""
     items = [(p, quick, requests_per_point) for p in points]
-    if jobs > 1 and len(items) > 1:
-        import multiprocessing
-
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
-            preds = pool.map(_simulate, items, chunksize=1)
-    else:
-        preds = [_simulate(x) for x in items]
+    with point_mapper(min(jobs, len(items))) as run:
+        preds = run(_simulate, items)
     out: list[Comparison] = []
     for p, predicted in zip(points, preds, strict=True):
         cfg = parse_twin_url(p.url)

@@ -250,8 +250,7 @@ class StepModel:
             spec.draft_layers * (per_layer_s + self.eff.layer_overhead_s + sparse_s)
             + self.lm_head_bytes / (self.bw * self.eff.hbm_bw)
         )
-        rank_seqs = n_decode / self.dp * self._dp_imbalance if self.dp > 1 else float(n_decode)
-        verify_s = self.eff.spec_seq_overhead_s * rank_seqs
+        verify_s = self.eff.spec_seq_overhead_s * self._busiest_rank_decode(n_decode)
         f = decode_share / self.tokens_per_step + (1.0 - decode_share)
         d = draft_s / self.tokens_per_step
         c, m = compute_s * f, memory_s * f + d
@@ -327,9 +326,16 @@ class StepModel:
         chunk stalls every rank's MoE exchange)."""
         if self.dp == 1:
             return float(tokens)
-        dec = tokens - b.prefill_tokens
         ranks_with_prefill = min(self.dp, max(1, b.n_prefill_chunks))
-        return dec / self.dp * self._dp_imbalance + b.prefill_tokens / ranks_with_prefill
+        return (
+            self._busiest_rank_decode(tokens - b.prefill_tokens)
+            + b.prefill_tokens / ranks_with_prefill
+        )
+
+    def _busiest_rank_decode(self, n: float) -> float:
+        """The busiest rank's share of `n` decode rows (or sequences): all of them under TP,
+        an even share / `dp_balance` under data-parallel attention."""
+        return n / self.dp * self._dp_imbalance if self.dp > 1 else float(n)
 
     def _experts(self, tokens: int) -> _Op:
         """Routed experts on the busiest GPU. TP-sliced: every GPU reads a 1/tp slice of each

@@ -13,9 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from scoville.twin.calibration import CalPoint, simulate_point
+from scoville.twin.calibration import CalPoint, Mapper, point_mapper, serial_map, simulate_point
 from scoville.twin.layout import format_class
 from scoville.twin.profiles import (
     STACK_PREFIXES,
@@ -172,10 +171,6 @@ def select_params(only: str | None) -> list[FreeParam]:
     return [p for p in FREE_PARAMS if not parts or any(x in p.name for x in parts)]
 
 
-# runs a function over items, in order: the serial loop or a process pool's map
-Mapper = Callable[[Callable[[Any], Any], list[Any]], list[Any]]
-
-
 def _predict(item: tuple[CalPoint, ProfileBook]) -> dict[str, float]:
     """One point's quick prediction under one book (a module-level function, so that a process
     pool can run it)."""
@@ -183,11 +178,7 @@ def _predict(item: tuple[CalPoint, ProfileBook]) -> dict[str, float]:
     return simulate_point(point, quick=True, book=book)
 
 
-def _serial(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
-    return [fn(x) for x in items]
-
-
-def loss(points: Sequence[CalPoint], book: ProfileBook, mapper: Mapper = _serial) -> float:
+def loss(points: Sequence[CalPoint], book: ProfileBook, mapper: Mapper = serial_map) -> float:
     """Weighted mean |log(pred / published)|, each capped at LOG_ERROR_CAP, over the target
     metrics of `points` (quick simulation; METRIC_WEIGHTS). The cap keeps a row the model cannot
     explain (a 4x error from a path it does not describe) from steering parameters that every
@@ -214,15 +205,7 @@ def fit(
 ) -> tuple[ProfileBook, float, float]:
     """Coordinate search on dev points only; returns (book, dev loss before, after). `jobs`
     processes simulate a trial's points at once (the result does not depend on it)."""
-    if jobs <= 1:
-        return _fit(points, book, params, passes, log, _serial)
-    import multiprocessing
-
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-
-        def mapper(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
-            return pool.map(fn, items, chunksize=1)
-
+    with point_mapper(jobs) as mapper:
         return _fit(points, book, params, passes, log, mapper)
 
 
@@ -235,7 +218,7 @@ def _fit(
     mapper: Mapper,
 ) -> tuple[ProfileBook, float, float]:
     dev = [p for p in points if p.split == "dev"]
-    owners = {p.id: _owner(p) for p in dev}
+    owners = {p.id: _owner(p, book) for p in dev}
     lone = lone_formats(owners.values())
     before = loss(dev, book, mapper)
     for _ in range(passes):
@@ -295,7 +278,9 @@ def fittable(prm: FreeParam, owners: Sequence[Owner]) -> bool:
     return bool(owners) and (not prm.per_stack or len({o.model for o in owners}) >= STACK_MODELS)
 
 
-def _owner(p: CalPoint) -> Owner:
+def _owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
+    """What `p`'s prediction depends on; `book` (the shipped one if None) says which front ends
+    its requests pass, a fact of the serving stack that no fit moves."""
     cfg = parse_twin_url(p.url)
     fmt = ""
     if cfg.model.is_moe:
@@ -314,7 +299,6 @@ def _owner(p: CalPoint) -> Owner:
         cfg.labels.get("kernels") == "untuned",
         cfg.parallel.dp_attention,
         cfg.model.n_indexer_layers > 0,
-        # which front end a stack's requests pass is a fact of the stack, never fitted
-        frontend_owners(load_profiles(), framework),
+        frontend_owners(book or load_profiles(), framework),
         cfg.parallel.spec.draft_tokens > 0,
     )
