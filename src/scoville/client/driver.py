@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from scoville.client.seam import Clock, Exchange, GenerateRequest, Server
+from scoville.client.seam import Clock, Exchange, GenerateRequest, Server, quiet_collector
 from scoville.errors import StorageError
 from scoville.records.model import ErrorKind, Mode, Phase, PointWindow, RequestRecord, TokenSource
 from scoville.records.sink import Sink
@@ -223,10 +223,11 @@ async def run_point(
             on_record(record)
 
     try:
-        if plan.arrivals_ns is None:
-            await _closed_loop(jobs, max(1, plan.concurrency or 1), one, stop)
-        else:
-            await _open_loop(jobs, plan.arrivals_ns, plan.concurrency, clock, one, stop)
+        with quiet_collector(clock):
+            if plan.arrivals_ns is None:
+                await _closed_loop(jobs, max(1, plan.concurrency or 1), one, stop)
+            else:
+                await _open_loop(jobs, plan.arrivals_ns, plan.concurrency, clock, one, stop)
     except BaseException:
         # Stopped (signal) or failed (disk full): the point's window is written, marked partial.
         partial = window.partial(plan, clock.now_ns())

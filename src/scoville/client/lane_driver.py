@@ -26,7 +26,7 @@ from scoville.client.lanes import (
     lane_tags,
     lane_window,
 )
-from scoville.client.seam import Clock, Exchange, GenerateRequest, Server
+from scoville.client.seam import Clock, Exchange, GenerateRequest, Server, quiet_collector
 from scoville.records.model import ErrorKind, Phase
 from scoville.records.sink import Sink
 from scoville.workload.agentic.cache import PrefixTracker
@@ -71,6 +71,17 @@ class LaneDriver:
         return self.deck.next(lane, initial)
 
     async def run(self) -> LaneResult:
+        with quiet_collector(self.clock):
+            return await self._run_lanes()
+
+    async def run_timestamps(self) -> LaneResult:
+        """Open loop: every turn of every session at its recorded `t_s`, in recorded order,
+        regardless of dependencies; each session is one play without a marker. The window
+        closes `window_s` after the first send; later requests are not sent."""
+        with quiet_collector(self.clock):
+            return await self._run_timestamps()
+
+    async def _run_lanes(self) -> LaneResult:
         plays = [self._next_play(lane, initial=True) for lane in range(self.cfg.lanes)]
         if self.cfg.warmup_per_lane:
             await asyncio.gather(*(self._warmup(lane) for lane in range(self.cfg.lanes)))
@@ -81,10 +92,7 @@ class LaneDriver:
         await asyncio.gather(*(self._lane(p) for p in plays))
         return self._finish(start_ns, "lanes", float(self.cfg.lanes))
 
-    async def run_timestamps(self) -> LaneResult:
-        """Open loop: every turn of every session at its recorded `t_s`, in recorded order,
-        regardless of dependencies; each session is one play without a marker. The window
-        closes `window_s` after the first send; later requests are not sent."""
+    async def _run_timestamps(self) -> LaneResult:
         trees = {id(s): _Tree(Play(s, k, 0, 0, None)) for k, s in enumerate(self.sessions)}
         items = sorted(
             ((t.t_s, k, s, a, i) for k, s in enumerate(self.sessions) for a, i, t in s.turns()),
