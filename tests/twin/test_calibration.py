@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from clirun import scoville
 from scoville.commands.twin import app
-from scoville.twin.calibration import explain, load_points, simulate_point, validate
+from scoville.twin.calibration import CalPoint, explain, load_points, simulate_point, validate
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.profiles import load_profiles
 from scoville.twin.target import parse_twin_url
@@ -318,3 +318,107 @@ def test_a_split_whose_rows_moved_to_dev_says_so() -> None:
     assert "the blind9 split holds no rows now: its 47 rows were seen and moved to dev" in " ".join(
         r.output.split()
     )
+
+
+def _stall_row(mean_ttft_ms: float | None, median_ttft_ms: float = 400.0) -> CalPoint:
+    from scoville.twin.calibration import Published
+
+    # TPOT 20 ms, OSL 1024: a request's time is mean TTFT + 18.4 s
+    return CalPoint(
+        id="s",
+        url="twin:B200/DeepSeek-R1?tp=8&ep=8&precision=fp4&framework=sglang",
+        isl_tokens=8192,
+        osl_tokens=1024,
+        concurrency=8,
+        published=Published(
+            tput_per_gpu=100.0, tpot_ms=20.0, ttft_ms=median_ttft_ms, mean_ttft_ms=mean_ttft_ms
+        ),
+        split="test",
+        source="s",
+    )
+
+
+def test_a_stalled_start_needs_both_a_skewed_and_a_costly_mean_ttft() -> None:
+    from scoville.twin.calibration import stall_share, stalled_start
+
+    assert not stalled_start(_stall_row(None))  # no mean in the source: never flagged
+    # 10x the median and 26 % of the request: (6,400 - 400) / (6,400 + 18,432)
+    assert stall_share(_stall_row(6400.0)) == pytest.approx(6000 / 24832)
+    assert stalled_start(_stall_row(6400.0))
+    # 4.75x the median: a slow start for all, not a stall of some, however costly (40 %)
+    slow = _stall_row(19000.0, median_ttft_ms=4000.0)
+    assert stall_share(slow) > 0.15 and not stalled_start(slow)
+    # a 5x skew that costs little of a long request: 20 ms TPOT x 0.9 x 16k outputs
+    long = _stall_row(2000.0).model_copy(update={"osl_tokens": 16384})
+    assert stall_share(long) < 0.15 and not stalled_start(long)
+
+
+def test_a_stalled_start_s_throughput_has_its_own_regime_and_leaves_the_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import math
+
+    import scoville.twin.fit as fit_mod
+    from scoville.twin.calibration import STALLED, STEADY, Comparison, by_regime, regimes
+
+    stalled, steady = _stall_row(6400.0), _stall_row(500.0)
+    cfg = parse_twin_url(stalled.url)
+    assert STALLED in regimes(stalled, cfg) and STALLED not in regimes(steady, cfg)
+    rows = [
+        Comparison("a", "test", "tput_per_gpu", 100.0, 200.0, regimes(stalled, cfg)),  # +100 %
+        Comparison("a", "test", "tpot_ms", 10.0, 9.0, regimes(stalled, cfg)),  # -10 %
+        Comparison("b", "test", "tput_per_gpu", 100.0, 104.0, regimes(steady, cfg)),  # +4 %
+        Comparison("b", "test", "tpot_ms", 10.0, 11.0, regimes(steady, cfg)),  # +10 %
+    ]
+    got = {(r.regime, r.metric): r for r in by_regime(rows, "test", ("tput_per_gpu", "tpot_ms"))}
+    assert got[("all", "tput_per_gpu")].n == 2  # the headline still holds every row
+    assert got[(STEADY, "tput_per_gpu")].n == 1
+    assert got[(STEADY, "tput_per_gpu")].bias == pytest.approx(0.04)
+    assert got[(STEADY, "tpot_ms")].n == 2  # a stall does not excuse the medians
+    assert got[(STALLED, "tput_per_gpu")].bias == pytest.approx(1.0)
+    # a split without stalled starts has no such line
+    assert STEADY not in {r.regime for r in by_regime(rows[2:], "test")}
+
+    # the fit leaves the stalled throughput out and keeps its TPOT and TTFT
+    pred = {"tput_per_gpu": 200.0, "tpot_ms": 20.0, "ttft_ms": 400.0}
+    monkeypatch.setattr(fit_mod, "simulate_point", lambda *a, **k: pred)
+    assert fit_mod.loss([stalled.model_copy(update={"split": "dev"})], load_profiles()) == 0.0
+    plain = steady.model_copy(update={"split": "dev"})
+    assert fit_mod.loss([plain], load_profiles()) == pytest.approx(math.log(2) / 2.5)
+
+
+def test_the_shipped_stalled_starts_are_the_b200_sglang_runs_the_twin_notes_name() -> None:
+    from scoville.twin.calibration import stalled_start
+
+    flagged = sorted(p.id for p in load_points() if stalled_start(p))
+    assert flagged == [
+        "b200-dsr1-fp4-sglang-tp8-ep8-1k1k-c128-bx10",
+        "b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c16-bx12",
+        "b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4-bx12",
+        "b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c8-bx12",
+        "b200-dsr1-fp8-sglang-tp8-8k1k-c16-bx9",
+        "b200-dsr1-fp8-sglang-tp8-8k1k-c32-bx9",
+    ]
+    # every mean TTFT in the book is the one its source's throughput check quotes
+    import re
+
+    for p in load_points():
+        quoted = re.findall(r"mean TTFT ([\d.]+) s", p.source)
+        if p.published.mean_ttft_ms is None:
+            assert not quoted, p.id
+        else:
+            assert p.published.mean_ttft_ms == pytest.approx(float(quoted[0]) * 1e3), p.id
+
+
+def test_validate_says_which_rows_are_stalled_starts_and_why() -> None:
+    r = CliRunner().invoke(
+        app,
+        [
+            "twin", "validate", "--split", "blind12", "--quick", "--requests-per-point", "16",
+            "--only", "b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4",
+        ],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "1 row(s) of blind12 (b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4-bx12) whose mean TTFT" in text
+    assert "start-up stall" in text

@@ -100,7 +100,13 @@ def validate_cmd(
 
 
 def _print_regimes(rows: list[Comparison], split: str) -> None:
-    from scoville.twin.calibration import SPLITS, by_regime
+    from scoville.twin.calibration import (
+        SPLITS,
+        STALL_RATIO,
+        STALL_SHARE,
+        STALLED,
+        by_regime,
+    )
 
     splits = SPLITS if split == "all" else (split,)
     for sp in splits:
@@ -115,6 +121,15 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
                 r.regime, r.metric, str(r.n), f"{r.median_abs_error:.1%}", f"{r.bias:+.1%}"
             )
         console.print(table)
+        stalled = sorted({c.point_id for c in rows if c.role == sp and STALLED in c.regimes})
+        if stalled:
+            console.print(
+                f"{STALLED}: {len(stalled)} row(s) of {sp} ({', '.join(stalled)}) whose mean TTFT "
+                f"is at least {STALL_RATIO:g}x the median and at least {STALL_SHARE:.0%} of the "
+                "mean request time: their published throughput holds a start-up stall the "
+                "steady-state twin does not simulate, so `twin fit` leaves it out (a rule "
+                "chosen on seen rows)"
+            )
 
 
 def fit_cmd(

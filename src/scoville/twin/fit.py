@@ -14,7 +14,15 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from scoville.twin.calibration import CalPoint, Mapper, point_mapper, serial_map, simulate_point
+from scoville.twin.calibration import (
+    THROUGHPUTS,
+    CalPoint,
+    Mapper,
+    point_mapper,
+    serial_map,
+    simulate_point,
+    stalled_start,
+)
 from scoville.twin.layout import format_class
 from scoville.twin.profiles import (
     STACK_PREFIXES,
@@ -182,12 +190,17 @@ def loss(points: Sequence[CalPoint], book: ProfileBook, mapper: Mapper = serial_
     """Weighted mean |log(pred / published)|, each capped at LOG_ERROR_CAP, over the target
     metrics of `points` (quick simulation; METRIC_WEIGHTS). The cap keeps a row the model cannot
     explain (a 4x error from a path it does not describe) from steering parameters that every
-    other row shares. `mapper` runs the simulations (a process pool's map with `jobs`); the
-    sum is taken in the points' order, so the loss is the same to the bit however they ran."""
+    other row shares. A stalled start's throughput (`stalled_start`) is left out: it holds a
+    stall the twin does not simulate. `mapper` runs the simulations (a process pool's map with
+    `jobs`); the sum is taken in the points' order, so the loss is the same to the bit however
+    they ran."""
     total = weights = 0.0
     preds = mapper(_predict, [(p, book) for p in points])
     for p, pred in zip(points, preds, strict=True):
+        stalled = stalled_start(p)
         for m, w in METRIC_WEIGHTS.items():
+            if stalled and m in THROUGHPUTS:
+                continue
             pub = getattr(p.published, m)
             if pub is not None and pred[m] > 0:
                 total += w * min(LOG_ERROR_CAP, abs(math.log(pred[m] / pub)))
