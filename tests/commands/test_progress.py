@@ -18,8 +18,8 @@ from scoville.spec.load import load_spec
 
 
 def test_sweep_size_follows_the_spec() -> None:
-    embedded = load_spec()  # 24 measured + 4 warmup at each of c1, c4, c8, c16
-    assert sweep_requests(embedded) == {"c1": 28, "c4": 28, "c8": 28, "c16": 28}
+    embedded = load_spec()  # 16 measured + 2 warmup at each of c1, c4, c8, c16
+    assert sweep_requests(embedded) == {"c1": 18, "c4": 18, "c8": 18, "c16": 18}
     remote = load_spec(None, ["target.url=http://127.0.0.1:8000", "load.concurrency=2"])
     assert sweep_requests(remote) == {"c2": 24}  # 10 x 2 measured + 2 x 2 warmup
 

@@ -15,14 +15,14 @@ TargetKind = Literal["embedded", "http", "twin"]
 # The embedded matrix, sized to finish in about two minutes on 2 CPU cores: llama.cpp is
 # compute-bound there, so long prompts make every point prefill-bound and the frontier flat;
 # 64 in / 64 out shows the batching trade-off. Concurrency 2 gains nothing over 1 (measured:
-# TPOT doubles), so the sweep skips it. 24 measured requests a point support the medians of
-# per-request metrics (TTFT, E2E) and, with 63 gaps each, the p99 of ITL (1,512 gaps); not the
-# p99 of per-request metrics (docs/DESIGN.md). Four warmup requests a point absorb llama.cpp's
+# TPOT doubles), so the sweep skips it. 16 measured requests a point support the medians of
+# per-request metrics (TTFT, E2E) and, with 63 gaps each, the p99 of ITL (1,008 gaps); not the
+# p99 of per-request metrics (docs/DESIGN.md). Two warmup requests a point absorb llama.cpp's
 # first-batch set-up without re-running a whole wave at 16 streams.
 _EMBEDDED: dict[str, Any] = {
     "name": "embedded-smollm2",
     "shape": {"isl_tokens": 64, "osl_tokens": 64},
-    "load": {"concurrency": [1, 4, 8, 16], "requests_per_point": 24, "warmup_requests": 4},
+    "load": {"concurrency": [1, 4, 8, 16], "requests_per_point": 16, "warmup_requests": 2},
 }
 
 # The twin predicts a datacentre accelerator in virtual time, so a sweep costs seconds: the
