@@ -140,6 +140,41 @@ def test_the_per_sequence_verify_cost_grows_with_the_busiest_ranks_batch() -> No
     assert overhead_s(plain, 100e-6) == overhead_s(plain, 0.0)
 
 
+def test_a_draft_pass_pays_its_own_fixed_cost_and_one_layer_s_collectives() -> None:
+    """Three draft passes at 2.5 tokens per verify step: each pass's fixed cost (50 us) is
+    paid three times per verify step, 150 us / 2.5 = 60 us per engine step. Each pass also
+    crosses one layer's collectives at the sequences' own rows: under attention TP the step's
+    collectives of the 8 sequences' 8 rows (that is, `_comm_s(8)`) over 61 layers, x 3 / 2.5;
+    under attention DP with EP the expert exchange of one layer."""
+    from dataclasses import replace
+
+    from scoville.twin.layout import Efficiency
+
+    m, hw = CAT.get_model("DeepSeek-R1"), CAT.get_hardware("B200")
+    spec = SpecDecode(draft_tokens=3, acceptance_length=2.5)
+    batch = StepBatch(n_decode=8, decode_ctx_tokens=8 * 2048)
+    tp = Parallel(tp=8, ep=8, precision="fp4", spec=spec)
+
+    def cost(par: Parallel, pass_s: float) -> tuple[float, float]:
+        eff = replace(Efficiency(), draft_pass_overhead_s=pass_s)
+        c = StepModel(hw, m, par, eff).cost(batch)
+        return c.overhead_s, c.comm_s
+
+    assert cost(tp, 50e-6)[0] - cost(tp, 0.0)[0] == pytest.approx(60e-6)
+    plain = Parallel(tp=8, ep=8, precision="fp4")
+    assert cost(plain, 50e-6) == cost(plain, 0.0)  # no drafts, no draft passes
+
+    # the collectives of plain steps: the verify pass's 32 rows (1 + 3 per sequence) and one
+    # draft pass's 8 rows, the latter over 61 layers, three of them, all / 2.5
+    def plain_comm_s(rows: int) -> float:
+        b = StepBatch(n_decode=rows, decode_ctx_tokens=rows * 2048)
+        return StepModel(hw, m, plain).cost(b).comm_s
+
+    one_layer = plain_comm_s(8) / 61
+    assert one_layer > 10e-6  # an attention all-reduce and an expert exchange
+    assert cost(tp, 0.0)[1] == pytest.approx((plain_comm_s(32) + 3 * one_layer) / 2.5)
+
+
 def test_fp4_activations_use_the_fp4_rate_where_the_hardware_has_it() -> None:
     m = CAT.get_model("DeepSeek-R1")
     par = Parallel(tp=8, ep=8, precision="fp4", fp4_activations=True)

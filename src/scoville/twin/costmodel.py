@@ -237,24 +237,38 @@ class StepModel:
     def _speculative(self, step: StepCost, decode_share: float, n_decode: int) -> StepCost:
         """Scale a verify step to one engine step per emitted token: the decode share of the
         step (by query rows), the draft passes and the per-sequence verify cost of the busiest
-        rank's decoding sequences are divided by the acceptance length L."""
-        spec = self.spec
+        rank's decoding sequences are divided by the acceptance length L. A draft pass is a
+        forward of its own through `draft_layers` decoder layers, one row per sequence: each
+        layer's share of the step's work, its per-layer cost and its collectives (those of one
+        layer at the sequences' own rows), then the LM head and the pass's fixed cost."""
+        spec, eff = self.spec, self.eff
         compute_s, memory_s, comm_s, overhead_s = (
             step.compute_s, step.memory_s, step.comm_s, step.overhead_s
         )  # fmt: skip
         flops, nbytes, floor_s = step.flops, step.hbm_bytes, step.floor_s
-        per_layer_s = (memory_s + compute_s) / self.model.num_layers
+        layers = self.model.num_layers
+        per_layer_s = (memory_s + compute_s) / layers
         # a draft (MTP) layer is one more decoder layer: an indexer too where the model has one
-        sparse_s = self.eff.sparse_layer_overhead_s if self.model.n_indexer_layers else 0.0
-        draft_s = spec.draft_tokens * (
-            spec.draft_layers * (per_layer_s + self.eff.layer_overhead_s + sparse_s)
-            + self.lm_head_bytes / (self.bw * self.eff.hbm_bw)
+        sparse_s = eff.sparse_layer_overhead_s if self.model.n_indexer_layers else 0.0
+        passes = spec.draft_tokens
+        draft_work_s = passes * (
+            spec.draft_layers * per_layer_s + self.lm_head_bytes / (self.bw * eff.hbm_bw)
         )
-        verify_s = self.eff.spec_seq_overhead_s * self._busiest_rank_decode(n_decode)
+        draft_comm_s = (
+            passes
+            * spec.draft_layers
+            * self._comm_s(n_decode, self._busiest_rank_decode(n_decode))
+            / layers
+        )
+        draft_fixed_s = passes * (
+            spec.draft_layers * (eff.layer_overhead_s + sparse_s) + eff.draft_pass_overhead_s
+        )
+        verify_s = eff.spec_seq_overhead_s * self._busiest_rank_decode(n_decode)
         f = decode_share / self.tokens_per_step + (1.0 - decode_share)
-        d = draft_s / self.tokens_per_step
-        c, m = compute_s * f, memory_s * f + d
-        co, o = comm_s * f, overhead_s * f + verify_s / self.tokens_per_step
+        per_token = 1.0 / self.tokens_per_step
+        c, m = compute_s * f, memory_s * f + draft_work_s * per_token
+        co = comm_s * f + draft_comm_s * per_token
+        o = overhead_s * f + (verify_s + draft_fixed_s) * per_token
         return StepCost(c + m + co + o, c, m, co, o, flops * f, nbytes * f, floor_s * f)
 
     def _operators(self, b: StepBatch, tokens: int, rows: int) -> list[_Op]:

@@ -39,6 +39,7 @@ from scoville.twin.target import parse_twin_url
 # twin's accuracy, and a published median under load also holds client and frontend time the
 # twin does not model, but it is the only measured figure that sets prefill speed apart from
 # decode speed (a mixed step's cost holds both)
+SPEC_ONLY = ("spec_seq_overhead_s", "draft_pass_overhead_s")  # costs only a speculative row pays
 METRIC_WEIGHTS = {"tput_per_gpu": 1.0, "tpot_ms": 1.0, "ttft_ms": 0.5}
 STACK_MODELS = 2  # models whose dev rows a kernel-stack factor needs before it is fitted
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
@@ -86,7 +87,7 @@ class FreeParam:
         if parts[0] == "frameworks":
             if parts[2] == "sparse_layer_overhead_s" and not owner.indexer:
                 return False  # only a model with an indexer runs the sparse-attention kernels
-            if parts[2] == "spec_seq_overhead_s" and not owner.speculative:
+            if parts[2] in SPEC_ONLY and not owner.speculative:
                 return False  # only a speculative deployment verifies drafts
             return engine_of(owner.framework) == parts[1]
         if parts[0] == "vendors":
@@ -142,6 +143,8 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # the per-sequence verify cost of speculative decoding after every per-step cost, so that
     # it takes only what grows with the batch on MTP rows; bounded at 400 us per sequence
     *(FreeParam(f"frameworks.{fw}.spec_seq_overhead_s", 1e-7, 4e-4) for fw in FRAMEWORKS),
+    # a draft pass's fixed cost, bounded at 1 ms (ten times a graph launch and a sampling step)
+    *(FreeParam(f"frameworks.{fw}.draft_pass_overhead_s", 1e-6, 1e-3) for fw in FRAMEWORKS),
     # the kernel stacks' routed-expert efficiency per expert format, before the families'
     # streaming fractions, so that these are not made to absorb MoE kernels
     *(

@@ -65,6 +65,10 @@ class Efficiency:
     # and small-kernel work that grows with the batch (draft bookkeeping, acceptance, the
     # accepted tokens' KV slots and output), which a step's fixed overhead does not hold
     spec_seq_overhead_s: float = 0.0
+    # more per draft (MTP) pass of a speculative step: each pass is a forward of its own (its
+    # own graph launch, embedding of the last token, sampling of the draft), beyond its layer's
+    # kernels, per-layer cost and collectives
+    draft_pass_overhead_s: float = 0.0
     step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
     gpu_memory_utilization: float = 0.90  # vLLM default
     # TensorRT-LLM sizes its pool as a fraction of the memory left after weights and

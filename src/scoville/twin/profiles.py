@@ -37,6 +37,8 @@ class Profile(BaseModel):
     sparse_layer_overhead_s: float = Field(0.0, ge=0)
     # more per decoding sequence per speculative (MTP) verify step (`Efficiency`)
     spec_seq_overhead_s: float = Field(0.0, ge=0)
+    # more per draft (MTP) pass of a speculative step (`Efficiency`)
+    draft_pass_overhead_s: float = Field(0.0, ge=0)
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
@@ -115,6 +117,8 @@ class ProfileBook(BaseModel):
     sparse_source: str = ""
     # where every framework's per-sequence speculative verify prior comes from
     spec_source: str = ""
+    # where every framework's draft-pass prior comes from
+    draft_source: str = ""
     fitted: dict[str, Any] = Field(default_factory=dict)
     frameworks: dict[str, Profile]
     stacks: dict[str, Stack] = Field(default_factory=dict)
@@ -243,6 +247,7 @@ def apply_profile(
         moe_layer_overhead_s=prof.moe_layer_overhead_s,
         sparse_layer_overhead_s=prof.sparse_layer_overhead_s,
         spec_seq_overhead_s=prof.spec_seq_overhead_s,
+        draft_pass_overhead_s=prof.draft_pass_overhead_s,
         hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
         attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
