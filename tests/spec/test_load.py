@@ -79,6 +79,6 @@ def test_embedded_default_matrix_only_for_the_embedded_target() -> None:
     embedded = load_spec()
     assert (embedded.shape.isl_tokens, embedded.shape.osl_tokens) == (64, 64)
     assert load_spec(None, ["shape.isl_tokens=256"]).shape.osl_tokens == 64
-    assert (embedded.requests_for(16), embedded.warmup_for(16)) == (24, 4)
+    assert (embedded.requests_for(16), embedded.warmup_for(16)) == (16, 2)
     remote = load_spec(None, ["target.url=http://127.0.0.1:8000"])
     assert (remote.shape.isl_tokens, remote.shape.osl_tokens) == (512, 128)
