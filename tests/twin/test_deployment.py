@@ -143,9 +143,8 @@ def test_the_per_sequence_verify_cost_grows_with_the_busiest_ranks_batch() -> No
 def test_a_draft_pass_pays_its_own_fixed_cost_and_one_layer_s_collectives() -> None:
     """Three draft passes at 2.5 tokens per verify step: each pass's fixed cost (50 us) is
     paid three times per verify step, 150 us / 2.5 = 60 us per engine step. Each pass also
-    crosses one layer's collectives at the sequences' own rows: under attention TP the step's
-    collectives of the 8 sequences' 8 rows (that is, `_comm_s(8)`) over 61 layers, x 3 / 2.5;
-    under attention DP with EP the expert exchange of one layer."""
+    crosses one layer's collectives at the sequences' own rows (attention TP8, EP8): a plain
+    step's collectives at the 8 sequences' 8 rows over 61 layers, x 3 / 2.5."""
     from dataclasses import replace
 
     from scoville.twin.layout import Efficiency

@@ -47,7 +47,7 @@ THROUGHPUTS = ("tput_per_gpu", "peak_tput_per_gpu")
 # rest (mean TTFT >= STALL_RATIO x median), and long enough to lengthen the mean request by
 # STALL_SHARE or more. Both thresholds were chosen on seen rows (docs/design/twin.md).
 STALL_RATIO, STALL_SHARE = 5.0, 0.15
-STALLED = "stalled start (mean TTFT >= 5x median)"
+STALLED = f"stalled start (mean TTFT >= {STALL_RATIO:g}x median)"
 STEADY = "all but stalled starts' throughput"
 
 
@@ -183,15 +183,10 @@ def stalled_start(p: CalPoint) -> bool:
     STALL_SHARE of the mean request time. Such a row's throughput is reported in its own
     regime and left out of the fit; its TPOT and TTFT (medians, which a stall of a few
     requests does not move) count as everywhere."""
-    share = stall_share(p)
-    pub = p.published
-    return (
-        share is not None
-        and pub.mean_ttft_ms is not None
-        and pub.ttft_ms is not None
-        and pub.mean_ttft_ms >= STALL_RATIO * pub.ttft_ms
-        and share >= STALL_SHARE
-    )
+    pub, share = p.published, stall_share(p)
+    if share is None or pub.mean_ttft_ms is None or pub.ttft_ms is None:
+        return False  # no mean TTFT in the source (the second test narrows the types)
+    return pub.mean_ttft_ms >= STALL_RATIO * pub.ttft_ms and share >= STALL_SHARE
 
 
 def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:

@@ -251,19 +251,15 @@ class StepModel:
         # a draft (MTP) layer is one more decoder layer: an indexer too where the model has one
         sparse_s = eff.sparse_layer_overhead_s if self.model.n_indexer_layers else 0.0
         passes = spec.draft_tokens
+        busiest = self._busiest_rank_decode(n_decode)  # decoding sequences on the busiest rank
         draft_work_s = passes * (
             spec.draft_layers * per_layer_s + self.lm_head_bytes / (self.bw * eff.hbm_bw)
         )
-        draft_comm_s = (
-            passes
-            * spec.draft_layers
-            * self._comm_s(n_decode, self._busiest_rank_decode(n_decode))
-            / layers
-        )
+        draft_comm_s = passes * spec.draft_layers * self._comm_s(n_decode, busiest) / layers
         draft_fixed_s = passes * (
             spec.draft_layers * (eff.layer_overhead_s + sparse_s) + eff.draft_pass_overhead_s
         )
-        verify_s = eff.spec_seq_overhead_s * self._busiest_rank_decode(n_decode)
+        verify_s = eff.spec_seq_overhead_s * busiest
         f = decode_share / self.tokens_per_step + (1.0 - decode_share)
         per_token = 1.0 / self.tokens_per_step
         c, m = compute_s * f, memory_s * f + draft_work_s * per_token
