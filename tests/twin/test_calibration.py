@@ -7,10 +7,11 @@ from typer.testing import CliRunner
 
 from clirun import scoville
 from scoville.commands.twin import app
-from scoville.twin.calibration import CalPoint, explain, load_points, simulate_point, validate
+from scoville.twin.calibration import CalPoint, load_points, simulate_point, validate
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.profiles import load_profiles
 from scoville.twin.target import parse_twin_url
+from scoville.twin.verdict import explain
 
 
 def test_every_calibration_point_has_a_source_and_a_parsable_url() -> None:

@@ -262,10 +262,9 @@ def explain_cmd(
 ) -> None:
     """What a claimed single-user speed implies (HBM bandwidth and FLOP/s per GPU, by TP),
     which of the twin's overheads decide single-user speed, and a verdict."""
-    from scoville.twin.calibration import explain
     from scoville.twin.catalogue import load_catalogue
     from scoville.twin.profiles import apply_profile, hardware_family, load_profiles
-    from scoville.twin.verdict import judge
+    from scoville.twin.verdict import explain, judge
 
     if intvty <= 0 or context < 1:
         raise UserError("--intvty must be > 0 and --context >= 1.")

@@ -1,6 +1,7 @@
-"""A verdict on a claimed single-user speed: is it plausible on the hardware, and if not, what
-would it need? Reads `calibration.explain` rows (implied bandwidth per TP, and the twin's own
-batch-1 step split into weight/KV streaming, collective latency and fixed overheads).
+"""`twin explain`: what a claimed single-user speed implies about bandwidth and FLOP/s per TP
+(`explain`), and a verdict on it: is it plausible on the hardware, and if not, what would it
+need? A verdict reads the `explain` rows (implied bandwidth per TP, and the twin's own batch-1
+step split into weight/KV streaming, collective latency and fixed overheads).
 """
 
 from __future__ import annotations
@@ -8,11 +9,72 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scoville.twin.calibration import Implied
+from scoville.twin.catalogue import Hardware, ModelArch
+from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
 
 # above this fraction of datasheet HBM bandwidth no decode kernel has been shown to sustain
 # batch-1 weight streaming (the twin's own hbm_bw default is 0.80)
 ACHIEVABLE_HBM_FRACTION = 0.85
+
+
+@dataclass(frozen=True, slots=True)
+class Implied:
+    """What one GPU of a `tp`-GPU replica must sustain to deliver the claimed speed."""
+
+    tp: int
+    tpot_s: float
+    hbm_tb_s: float  # bytes streamed per token / TPOT
+    tflops: float  # FLOPs per token / TPOT
+    hbm_fraction: float | None  # of the hardware's peak bandwidth, when hardware is given
+    twin_tpot_s: float | None  # the twin's own batch-1 decode step on that hardware
+    # the twin's step split: streaming/compute time, collective latency+bytes, fixed overheads
+    twin_work_s: float = 0.0
+    twin_comm_s: float = 0.0
+    twin_step_overhead_s: float = 0.0
+    twin_layer_overhead_s: float = 0.0
+
+
+def explain(
+    model: ModelArch,
+    tok_s_per_user: float,
+    context_tokens: int,
+    hardware: Hardware,
+    tps: Sequence[int] = (1, 2, 4, 8),
+    efficiency: Efficiency | None = None,
+) -> list[Implied]:
+    """Batch-1 decode at `context_tokens` of context: each token streams the dense weights,
+    the top-k experts of every MoE layer and the whole KV cache once."""
+    tpot_s = 1.0 / tok_s_per_user
+    eff = efficiency or Efficiency()
+    out = []
+    domain = hardware.fabric.scaleup_gpus
+    for tp in (t for t in tps if t <= domain):
+        sm = StepModel(hardware, model, Parallel(tp=tp), eff)
+        w = sm.window_tokens
+        b = StepBatch(
+            n_decode=1,
+            decode_ctx_tokens=context_tokens,
+            decode_ctx_swa_tokens=min(context_tokens, w) if w else 0,
+            n_sampled=1,
+        )
+        cost = sm.cost(b)
+        peak = float(hardware.hbm_tb_s or 0.0)
+        bw = cost.hbm_bytes / tpot_s / 1e12
+        out.append(
+            Implied(
+                tp,
+                tpot_s,
+                bw,
+                cost.flops / tpot_s / 1e12,
+                bw / peak if peak else None,
+                cost.total_s,
+                cost.compute_s + cost.memory_s,
+                cost.comm_s,
+                eff.step_overhead_s,
+                cost.overhead_s - eff.step_overhead_s,
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True, slots=True)
