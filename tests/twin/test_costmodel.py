@@ -121,15 +121,15 @@ def test_tp_all_reduce_time() -> None:
     # One token: 2880 x 2 B x 2(n-1)/n with n=2 = 5,760 B -> 1.6e-8 s + 8e-6 s latency;
     # 2 all-reduces x 36 layers = 72 -> 577.152 us
     sm = _sm(tp=2)
-    assert sm._comm_s(1) == pytest.approx(577.152e-6)
-    assert _sm(tp=1)._comm_s(1) == 0.0
+    assert sm.collectives.step_s(1) == pytest.approx(577.152e-6)
+    assert _sm(tp=1).collectives.step_s(1) == 0.0
 
 
 def test_ep_all_to_all_replaces_the_moe_all_reduce() -> None:
     # tp=ep=4, 1024 tokens. 36 attention all-reduces of 1024*2880*2*2*3/4 = 8,847,360 B:
     # 8e-6 + 24.576e-6 = 32.576 us each -> 1.172736 ms. 36 MoE layers of dispatch+combine:
     # 1024/4 * 4 * 2880 * 3 B * 3/4 = 6,635,520 B -> 18.432 us + 2 x 15 us -> 1.743552 ms.
-    assert _sm(tp=4, ep=4)._comm_s(1024) == pytest.approx(1.172736e-3 + 1.743552e-3)
+    assert _sm(tp=4, ep=4).collectives.step_s(1024) == pytest.approx(1.172736e-3 + 1.743552e-3)
 
 
 def test_batch_one_decode_is_memory_bound_and_split_adds_up() -> None:

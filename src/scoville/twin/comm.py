@@ -5,6 +5,8 @@ xGMI mesh, TPU ICI) of a fixed number of accelerators, and the scale-out network
 price one collective over `n` ranks (alpha + bytes / bandwidth, where alpha grows with log2 n
 and the bandwidth is the slowest link the group spans). `check_group` refuses a group that
 cannot exist on the system (TP32 on an 8-GPU HGX) with a message naming the domain.
+`StepCollectives` is what one engine step of a deployment crosses: its TP all-reduces and its
+MoE dispatch/combine, priced for a step's tokens (the step cost model adds it).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import math
 from dataclasses import dataclass
 
 from scoville.errors import TargetError
-from scoville.twin.catalogue import Hardware
+from scoville.twin.catalogue import Hardware, ModelArch
+from scoville.twin.layout import Efficiency, Parallel
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +90,78 @@ def alltoall_s(nbytes_per_rank: float, n: int, link: Link, latency_s: float) -> 
     if n <= 1:
         return 0.0
     return latency_s + nbytes_per_rank * (n - 1) / n / link.bytes_per_s
+
+
+@dataclass(frozen=True, slots=True)
+class StepCollectives:
+    """The collectives of one engine step: `n_allreduce` TP all-reduces (two a layer under
+    attention TP, one on a MoE layer whose experts are exchanged instead) and `n_alltoall` MoE
+    dispatch/combine pairs among `ep` ranks; none under TP1 without EP. `dp` > 1 is attention
+    data parallelism, where the busiest rank sends its own tokens."""
+
+    tp: int
+    ep: int
+    dp: int
+    hidden_size: int
+    experts_per_token: int
+    expert_skew: float
+    n_allreduce: int
+    n_alltoall: int
+    tp_link: Link
+    ep_link: Link
+    allreduce_alpha_s: float
+    alltoall_alpha_s: float
+
+    @staticmethod
+    def of(
+        fabric: Fabric, model: ModelArch, n_moe_layers: int, par: Parallel, eff: Efficiency, ep: int
+    ) -> StepCollectives:
+        tp_link, ep_link = fabric.link_for(par.tp), fabric.link_for(ep)
+        if par.dp_attention or par.tp == 1:
+            n_allreduce = 0
+        else:
+            n_allreduce = 2 * model.num_layers - (n_moe_layers if ep > 1 else 0)
+        lat = eff.allreduce_latency_s
+        return StepCollectives(
+            tp=par.tp,
+            ep=ep,
+            dp=par.dp,
+            hidden_size=model.hidden_size,
+            experts_per_token=model.experts_per_token,
+            expert_skew=par.expert_skew,
+            n_allreduce=n_allreduce,
+            n_alltoall=n_moe_layers if ep > 1 else 0,
+            tp_link=tp_link,
+            ep_link=ep_link,
+            allreduce_alpha_s=tp_link.alpha_s(par.tp) if lat is None else lat,
+            alltoall_alpha_s=(
+                eff.alltoall_latency_s * eff.collective_latency_scale
+                if ep <= fabric.domain_gpus
+                else ep_link.alpha_s(ep)
+            ),
+        )
+
+    def step_s(self, tokens: int, rank_tokens: float = 0.0) -> float:
+        """Time of the step's collectives for `tokens` rows (`rank_tokens` on the busiest
+        attention-DP rank)."""
+        if self.n_allreduce == 0 and self.n_alltoall == 0:
+            return 0.0
+        tp = self.tp
+        h = self.hidden_size
+        t = 0.0
+        if self.n_allreduce:
+            # ring: 2(n-1)/n of the BF16 buffer crosses each link
+            nbytes = tokens * h * 2.0
+            bw_s = nbytes * 2.0 * (tp - 1) / tp / self.tp_link.bytes_per_s
+            t = self.n_allreduce * (self.allreduce_alpha_s + bw_s)
+        if self.n_alltoall:
+            k = self.experts_per_token
+            # dispatch FP8 (1 B) + combine BF16 (2 B) of this rank's tokens to other ranks,
+            # the busiest rank receiving expert_skew x the mean
+            per_rank = tokens / self.ep * k * h * 3.0 * self.expert_skew
+            if self.dp > 1:  # data-parallel attention: the busiest rank sends its own tokens
+                per_rank = max(per_rank, rank_tokens * k * h * 3.0)
+            t += self.n_alltoall * (
+                2 * self.alltoall_alpha_s + alltoall_s(per_rank, self.ep, self.ep_link, 0.0)
+            )
+        return t

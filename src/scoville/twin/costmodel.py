@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from scoville.errors import TargetError
 from scoville.twin.catalogue import BITS_PER_WEIGHT, Hardware, ModelArch
-from scoville.twin.comm import Fabric, alltoall_s
+from scoville.twin.comm import Fabric, StepCollectives
 from scoville.twin.kvlayout import KV_BYTES, kv_layout
 from scoville.twin.layout import (
     Efficiency,
@@ -165,25 +165,12 @@ class StepModel:
         self.attn_per_query = lay.flops_per_query / heads
 
     def _init_comm(self, hw: Hardware, model: ModelArch, par: Parallel) -> None:
-        self.link_bytes_per_s = self.fabric.scaleup.bytes_per_s
-        self.tp_link = self.fabric.link_for(par.tp)
-        self.ep_link = self.fabric.link_for(self.ep)
-        n_moe = self.shape.n_moe_layers
-        if par.dp_attention or par.tp == 1:
-            self.n_allreduce = 0
-        else:
-            self.n_allreduce = 2 * model.num_layers - (n_moe if self.ep > 1 else 0)
-        self.n_alltoall = n_moe if self.ep > 1 else 0
-        lat = self.eff.allreduce_latency_s
-        self.allreduce_alpha_s = self.tp_link.alpha_s(par.tp) if lat is None else lat
-        self.alltoall_alpha_s = (
-            self.eff.alltoall_latency_s * self.eff.collective_latency_scale
-            if self.ep <= self.fabric.domain_gpus
-            else self.ep_link.alpha_s(self.ep)
+        self.collectives = StepCollectives.of(
+            self.fabric, model, self.shape.n_moe_layers, par, self.eff, self.ep
         )
         # pipeline: one activation hand-off per stage boundary per step
         self.pp_hop_s = (par.pp - 1) * self.fabric.link_for(par.gpus).alpha_s(2)
-        if (par.tp > 1 or par.pp > 1) and self.link_bytes_per_s <= 0:
+        if (par.tp > 1 or par.pp > 1) and self.fabric.scaleup.bytes_per_s <= 0:
             raise TargetError(
                 f"Hardware {hw.name!r} has no scale-up link bandwidth; tp={par.tp} needs one "
                 "(add scaleup_gb_s_bidir in a user YAML)."
@@ -223,7 +210,7 @@ class StepModel:
                 memory_s += t_m
             flops_sum += flops
             bytes_sum += nbytes
-        comm_s = self._comm_s(tokens, self._rank_tokens(b, tokens))
+        comm_s = self.collectives.step_s(tokens, self._rank_tokens(b, tokens))
         overhead_s = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
         floor_s = max(flops_sum / self.best_peak, bytes_sum / self.bw)
         total = compute_s + memory_s + comm_s + overhead_s
@@ -255,7 +242,9 @@ class StepModel:
         draft_work_s = passes * (
             spec.draft_layers * per_layer_s + self.lm_head_bytes / (self.bw * eff.hbm_bw)
         )
-        draft_comm_s = passes * spec.draft_layers * self._comm_s(n_decode, busiest) / layers
+        draft_comm_s = (
+            passes * spec.draft_layers * self.collectives.step_s(n_decode, busiest) / layers
+        )
         draft_fixed_s = passes * (
             spec.draft_layers * (eff.layer_overhead_s + sparse_s) + eff.draft_pass_overhead_s
         )
@@ -376,26 +365,3 @@ class StepModel:
             assignments / touched_rank,
             bw,
         )
-
-    def _comm_s(self, tokens: int, rank_tokens: float = 0.0) -> float:
-        if self.n_allreduce == 0 and self.n_alltoall == 0:
-            return 0.0
-        tp = self.par.tp
-        h = self.model.hidden_size
-        t = 0.0
-        if self.n_allreduce:
-            # ring: 2(n-1)/n of the BF16 buffer crosses each link
-            nbytes = tokens * h * 2.0
-            bw_s = nbytes * 2.0 * (tp - 1) / tp / self.tp_link.bytes_per_s
-            t = self.n_allreduce * (self.allreduce_alpha_s + bw_s)
-        if self.n_alltoall:
-            k = self.model.experts_per_token
-            # dispatch FP8 (1 B) + combine BF16 (2 B) of this rank's tokens to other ranks,
-            # the busiest rank receiving expert_skew x the mean
-            per_rank = tokens / self.ep * k * h * 3.0 * self.par.expert_skew
-            if self.dp > 1:  # data-parallel attention: the busiest rank sends its own tokens
-                per_rank = max(per_rank, rank_tokens * k * h * 3.0)
-            t += self.n_alltoall * (
-                2 * self.alltoall_alpha_s + alltoall_s(per_rank, self.ep, self.ep_link, 0.0)
-            )
-        return t
