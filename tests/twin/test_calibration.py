@@ -98,6 +98,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind12",
             "blind13",
             "blind14",
+            "blind15",
         )
         and not p.was
     )
@@ -142,7 +143,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     assert r.returncode == 2, r.stderr
     assert (
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
-        "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14 or all."
+        "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15 or all."
         in r.stdout
         + r.stderr
     )
