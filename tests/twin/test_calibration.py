@@ -199,13 +199,16 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind12", 16),
         ("blind13", 5),
         ("blind14", 2),
+        ("blind15", 29),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
         text = getattr(book.frozen, name)
         frozen_at = text.split()[1].rstrip(":")  # "frozen 2026-12-01T11:46Z: ..."
         assert len(rows) >= n_min
-        assert text.startswith(("frozen 2026-12-01T", "frozen 2026-12-02T", "frozen 2026-12-03T"))
+        assert text.startswith(
+            ("frozen 2026-12-01T", "frozen 2026-12-02T", "frozen 2026-12-03T", "frozen 2026-12-04T")
+        )
         assert "never runs the twin" in text or "WITHOUT running the twin" in text
         assert "Seen:" in text or name in book.held_splits()
         for p in rows:
@@ -231,8 +234,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # partial revert; blind11 (frozen 02:57Z) judged that choice; blind12 (frozen
     # 2026-12-03T08:55Z) and blind13 (frozen 09:08Z) judged the front-end-per-stack and
     # speculative-verification change, each with one look after its freeze; blind14 (frozen
-    # 2026-12-03T09:59Z) is held for the next change
-    assert book.held_splits() == ("blind14",)
+    # 2026-12-03T09:59Z) is held for the next change; blind15 (frozen 2026-12-04T04:31Z)
+    # is held for the same next change
+    assert book.held_splits() == ("blind14", "blind15")
     for name, frozen_at in (("blind12", "2026-12-03T08:55Z"), ("blind13", "2026-12-03T09:08Z")):
         text = getattr(book.frozen, name)
         assert text.count("Seen:") == 1 and text.index(f"frozen {frozen_at}") < text.index("Seen:")
