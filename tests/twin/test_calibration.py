@@ -216,13 +216,13 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
             assert p.split == name or p.split == "dev"  # seen, then moved to dev
 
 
-def _with_unseen_blind4(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shipped book as it was before blind4's one look (its freeze text without `Seen:`)."""
+def _with_unseen_blind6(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped book as it was before blind6's one look (its freeze text without `Seen:`)."""
     import scoville.twin.calibration as cal
 
     book = cal.load_book()
-    text = book.frozen.blind4.split(" Seen: ")[0]
-    held = book.model_copy(update={"frozen": book.frozen.model_copy(update={"blind4": text})})
+    text = book.frozen.blind6.split(" Seen: ")[0]
+    held = book.model_copy(update={"frozen": book.frozen.model_copy(update={"blind6": text})})
     monkeypatch.setattr(cal, "load_book", lambda: held)
 
 
@@ -255,17 +255,17 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
 def test_validate_all_leaves_out_a_split_held_for_the_next_change(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _with_unseen_blind4(monkeypatch)
-    # only blind4 ids carry "-mtp-" for H200 GLM-5, so nothing is simulated here
+    _with_unseen_blind6(monkeypatch)
+    # only blind6 ids carry "vllm" for H200 GLM-5, so nothing is simulated here
     r = CliRunner().invoke(
-        app, ["twin", "validate", "--split", "all", "--only", "h200-glm5-fp8-sglang-mtp"]
+        app, ["twin", "validate", "--split", "all", "--only", "h200-glm5-fp8-vllm"]
     )
     assert r.exit_code == 0, r.output
     out = " ".join(r.output.split())
-    assert "left out of all: the blind4 split is held for the next model change" in out
-    assert "│ h200-glm5-fp8-sglang-mtp" not in r.output
-    one = "h200-glm5-fp8-sglang-mtp-tp8-8k1k-c4"
-    named = CliRunner().invoke(app, ["twin", "validate", "--split", "blind4", "--only", one])
+    assert "left out of all: the blind6 split is held for the next model change" in out
+    assert "│ h200-glm5-fp8-vllm" not in r.output
+    one = "h200-glm5-fp8-vllm-tp8-isl1024-osl128-c8"
+    named = CliRunner().invoke(app, ["twin", "validate", "--split", "blind6", "--only", one])
     assert named.exit_code == 0 and one in named.output
 
 
@@ -310,7 +310,7 @@ def test_fit_only_takes_several_comma_separated_patterns_in_the_fits_order() -> 
         *(
             f"stacks.{s}.{k}"
             for s in ("dynamo", "mori")
-            for k in ("frontend_s", "frontend_s_per_token")
+            for k in ("frontend_s", "frontend_s_per_token", "acceptance_scale")
         ),
         *(f"frameworks.{fw}.spec_seq_overhead_s" for fw in ("vllm", "sglang", "trt", "atom")),
     }
@@ -420,11 +420,11 @@ def test_validate_says_which_rows_are_stalled_starts_and_why() -> None:
     r = CliRunner().invoke(
         app,
         [
-            "twin", "validate", "--split", "blind12", "--quick", "--requests-per-point", "16",
+            "twin", "validate", "--split", "dev", "--quick", "--requests-per-point", "16",
             "--only", "b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4",
         ],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
-    assert "1 row(s) of blind12 (b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4-bx12) whose mean TTFT" in text
+    assert "1 row(s) of dev (b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4-bx12) whose mean TTFT" in text
     assert "start-up stall" in text

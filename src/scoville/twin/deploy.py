@@ -78,7 +78,11 @@ def apply_deploy_options(
         ep=par.tp if d.dp_attention else par.ep,
         pp=d.pp,
         expert_skew=d.expert_skew if d.expert_skew is not None else par.expert_skew,
-        spec=SpecDecode(draft_tokens=d.mtp, acceptance_length=d.mtp_al),
+        spec=SpecDecode(
+            draft_tokens=d.mtp,
+            acceptance_length=d.mtp_al,
+            acceptance_scale=applied.acceptance_scale,
+        ),
         fp4_activations=fp4_on,
     )
     admission = replace(  # the deployment's own holds and receive interval

@@ -39,6 +39,9 @@ class Profile(BaseModel):
     spec_seq_overhead_s: float = Field(0.0, ge=0)
     # more per draft (MTP) pass of a speculative step (`Efficiency`)
     draft_pass_overhead_s: float = Field(0.0, ge=0)
+    # multiplies the default acceptance curve's accepted drafts per verify step (`SpecDecode`);
+    # a deployment's declared acceptance length (`mtp_al`) is not scaled
+    acceptance_scale: float = Field(1.0, gt=0, le=1.5)
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
@@ -83,6 +86,9 @@ class Stack(BaseModel):
     tokenizes: bool  # True: the engine's own HTTP server and tokenizer are not on the path
     frontend_s: float = Field(0.0, ge=0, le=0.5)
     frontend_s_per_token: float = Field(0.0, ge=0, le=1e-4)
+    # multiplies the engine's acceptance scale: a stack's recipes may set the engine's
+    # verification rule apart from the engine's own server (relaxed acceptance, sampling)
+    acceptance_scale: float = Field(1.0, gt=0, le=1.5)
     source: str
 
 
@@ -215,6 +221,7 @@ class Applied:
     spec_max_num_seqs: int | None = None  # the seat limit under speculative decoding
     frontend_s: float = 0.0  # the serving stack's front end's fixed time per request
     frontend_s_per_token: float = 0.0  # and its time per prompt token (`frontend_cost`)
+    acceptance_scale: float = 1.0  # the engine's times the stack's (`SpecDecode`)
 
 
 def apply_profile(
@@ -266,6 +273,7 @@ def apply_profile(
             f"{', '.join(sorted(book.stacks))}."
         )
     fixed, per_token = frontend_cost(book, framework)
+    accept = prof.acceptance_scale * (book.stacks[stack].acceptance_scale if stack else 1.0)
     return Applied(
         eff,
         prof.chunked_prefill,
@@ -276,4 +284,5 @@ def apply_profile(
         prof.spec_max_num_seqs,
         fixed,
         per_token,
+        accept,
     )
