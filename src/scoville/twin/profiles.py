@@ -125,6 +125,8 @@ class ProfileBook(BaseModel):
     spec_source: str = ""
     # where every framework's draft-pass prior comes from
     draft_source: str = ""
+    # where every engine's and serving stack's acceptance-scale prior comes from
+    acceptance_source: str = ""
     fitted: dict[str, Any] = Field(default_factory=dict)
     frameworks: dict[str, Profile]
     stacks: dict[str, Stack] = Field(default_factory=dict)
