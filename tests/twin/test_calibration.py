@@ -234,16 +234,19 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # partial revert; blind11 (frozen 02:57Z) judged that choice; blind12 (frozen
     # 2026-12-03T08:55Z) and blind13 (frozen 09:08Z) judged the front-end-per-stack and
     # speculative-verification change, each with one look after its freeze; blind14 (frozen
-    # 2026-12-03T09:59Z) is held for the next change; blind15 (frozen 2026-12-04T04:31Z)
-    # is held for the same next change
-    assert book.held_splits() == ("blind14", "blind15")
-    for name, frozen_at in (("blind12", "2026-12-03T08:55Z"), ("blind13", "2026-12-03T09:08Z")):
+    # 2026-12-03T09:59Z) and blind15 (frozen 2026-12-04T04:31Z) judged the acceptance scales,
+    # each with one look at 05:10Z
+    assert book.held_splits() == ()
+    looks = (
+        ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
+        ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
+        ("blind14", "2026-12-03T09:59Z", "2026-12-04T05:10Z"),
+        ("blind15", "2026-12-04T04:31Z", "2026-12-04T05:10Z"),
+    )
+    for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
         assert text.count("Seen:") == 1 and text.index(f"frozen {frozen_at}") < text.index("Seen:")
-        assert (
-            "at 2026-12-03T09:29Z" in text[text.index("Seen:") :]
-            and frozen_at < "2026-12-03T09:29Z"
-        )
+        assert f"at {seen_at}" in text[text.index("Seen:") :] and frozen_at < seen_at
     assert "blind11 judges it" in book.frozen.blind10
     assert book.frozen.blind10.index("Seen:") < book.frozen.blind10.index("blind11 judges it")
     # blind5 was frozen (14:34Z) before the changes it judged and looked at once after them
