@@ -99,6 +99,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind13",
             "blind14",
             "blind15",
+            "blind16",
         )
         and not p.was
     )
@@ -143,7 +144,8 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     assert r.returncode == 2, r.stderr
     assert (
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
-        "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15 or all."
+        "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16 "
+        "or all."
         in r.stdout
         + r.stderr
     )
@@ -200,6 +202,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind13", 5),
         ("blind14", 2),
         ("blind15", 29),
+        ("blind16", 60),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -235,8 +238,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # 2026-12-03T08:55Z) and blind13 (frozen 09:08Z) judged the front-end-per-stack and
     # speculative-verification change, each with one look after its freeze; blind14 (frozen
     # 2026-12-03T09:59Z) and blind15 (frozen 2026-12-04T04:31Z) judged the acceptance scales,
-    # each with one look at 05:10Z
-    assert book.held_splits() == ()
+    # each with one look at 05:10Z; blind16 (frozen 2026-12-04T06:01Z) is held for the model change
+    # after that look
+    assert book.held_splits() == ("blind16",)
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
