@@ -145,9 +145,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     assert (
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
         "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16 "
-        "or all."
-        in r.stdout
-        + r.stderr
+        "or all." in r.stdout + r.stderr
     )
 
 
