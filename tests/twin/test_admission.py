@@ -302,25 +302,3 @@ def test_a_front_end_parameter_is_fitted_on_the_rows_whose_requests_pass_it() ->
     # the engine's own step costs still see its rows behind every stack
     layer = next(p for p in FREE_PARAMS if p.name == "frameworks.trt.layer_overhead_s")
     assert {fw for fw, o in rows.items() if layer.touches(o)} == {"trt", "dynamo-trt"}
-
-
-def test_an_acceptance_scale_is_fitted_on_its_own_speculative_rows() -> None:
-    from scoville.twin.calibration import CalPoint, Published
-    from scoville.twin.fit import FREE_PARAMS, _owner
-
-    def owner(fw: str, mtp: int) -> Owner:
-        pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
-        url = f"twin:B200/DeepSeek-R1?tp=8&precision=fp8&framework={fw}&mtp={mtp}"
-        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
-                               split="dev", source="s"))  # fmt: skip
-
-    rows = {(fw, m): owner(fw, m) for fw in ("trt", "dynamo-trt", "mori-sglang") for m in (0, 2)}
-    accept = {p.name: p for p in FREE_PARAMS if p.name.endswith("acceptance_scale")}
-
-    def touched(name: str) -> set[tuple[str, int]]:
-        return {k for k, o in rows.items() if accept[name].touches(o)}
-
-    assert touched("frameworks.trt.acceptance_scale") == {("trt", 2), ("dynamo-trt", 2)}
-    assert touched("stacks.dynamo.acceptance_scale") == {("dynamo-trt", 2)}
-    assert touched("stacks.mori.acceptance_scale") == {("mori-sglang", 2)}
-    assert touched("frameworks.sglang.acceptance_scale") == {("mori-sglang", 2)}

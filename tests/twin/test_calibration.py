@@ -315,7 +315,7 @@ def test_fit_only_takes_several_comma_separated_patterns_in_the_fits_order() -> 
         *(
             f"stacks.{s}.{k}"
             for s in ("dynamo", "mori")
-            for k in ("frontend_s", "frontend_s_per_token", "acceptance_scale")
+            for k in ("frontend_s", "frontend_s_per_token")
         ),
         *(f"frameworks.{fw}.spec_seq_overhead_s" for fw in ("vllm", "sglang", "trt", "atom")),
     }

@@ -101,34 +101,6 @@ def test_acceptance_length_from_the_declared_curve() -> None:
     assert SpecDecode(0).tokens_per_step() == 1.0
 
 
-def test_an_acceptance_scale_multiplies_the_curve_s_drafts_never_a_declared_length() -> None:
-    # 3 drafts: 1 + 0.6 x (0.80 + 0.62 + 0.51) = 2.158; at most every draft accepted
-    assert SpecDecode(3, acceptance_scale=0.6).tokens_per_step() == pytest.approx(2.158)
-    assert SpecDecode(1, acceptance_scale=1.5).tokens_per_step() == 2.0
-    assert SpecDecode(3, 2.5, acceptance_scale=0.6).tokens_per_step() == 2.5
-
-
-def test_a_row_s_acceptance_scale_is_its_engine_s_times_its_stack_s() -> None:
-    from scoville.twin.options import TwinOptions
-    from scoville.twin.profiles import load_profiles
-
-    book = load_profiles()
-    data = book.model_dump(by_alias=True)
-    data["frameworks"]["trt"]["acceptance_scale"] = 0.8
-    data["stacks"]["dynamo"]["acceptance_scale"] = 0.5
-    scaled = type(book).model_validate(data)
-    url = "twin:H200/DeepSeek-R1?tp=8&ep=8&mtp=3&framework={}"
-
-    def spec(framework: str, extra: str = "") -> SpecDecode:
-        return TwinOptions.parse_url(url.format(framework) + extra).config(scaled).parallel.spec
-
-    assert spec("trt").acceptance_scale == pytest.approx(0.8)
-    assert spec("dynamo-trt").acceptance_scale == pytest.approx(0.4)
-    assert spec("sglang").acceptance_scale == 1.0
-    assert spec("dynamo-trt").tokens_per_step() == pytest.approx(1 + 0.4 * 1.93)
-    assert spec("dynamo-trt", "&mtp_al=2.2").tokens_per_step() == 2.2
-
-
 def _tpot_ms(url: str) -> float:
     cfg = parse_twin_url(url)
     res = run_point(cfg, length_requests(8, 1024, 256), "c4", concurrency=4)

@@ -78,11 +78,7 @@ def apply_deploy_options(
         ep=par.tp if d.dp_attention else par.ep,
         pp=d.pp,
         expert_skew=d.expert_skew if d.expert_skew is not None else par.expert_skew,
-        spec=SpecDecode(
-            draft_tokens=d.mtp,
-            acceptance_length=d.mtp_al,
-            acceptance_scale=applied.acceptance_scale,
-        ),
+        spec=SpecDecode(draft_tokens=d.mtp, acceptance_length=d.mtp_al),
         fp4_activations=fp4_on,
     )
     admission = replace(  # the deployment's own holds and receive interval

@@ -31,7 +31,6 @@ from scoville.twin.profiles import (
     frontend_owners,
     hardware_family,
     load_profiles,
-    split_framework,
 )
 from scoville.twin.shape import effective_formats
 from scoville.twin.target import parse_twin_url
@@ -40,8 +39,7 @@ from scoville.twin.target import parse_twin_url
 # twin's accuracy, and a published median under load also holds client and frontend time the
 # twin does not model, but it is the only measured figure that sets prefill speed apart from
 # decode speed (a mixed step's cost holds both)
-# what only a speculative row depends on: its verify and draft costs, its acceptance
-SPEC_ONLY = ("spec_seq_overhead_s", "draft_pass_overhead_s", "acceptance_scale")
+SPEC_ONLY = ("spec_seq_overhead_s", "draft_pass_overhead_s")  # costs only a speculative row pays
 METRIC_WEIGHTS = {"tput_per_gpu": 1.0, "tpot_ms": 1.0, "ttft_ms": 0.5}
 STACK_MODELS = 2  # models whose dev rows a kernel-stack factor needs before it is fitted
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
@@ -86,8 +84,6 @@ class FreeParam:
             return owner.dp_attention  # only attention-DP ranks wait for the busiest one
         if parts[-1].startswith("frontend_s"):
             return ".".join(parts[:2]) in owner.frontends  # the front ends its requests pass
-        if parts[0] == "stacks":  # a stack's acceptance scale: its own speculative rows
-            return owner.speculative and split_framework(owner.framework)[0] == parts[1]
         if parts[0] == "frameworks":
             if parts[2] == "sparse_layer_overhead_s" and not owner.indexer:
                 return False  # only a model with an indexer runs the sparse-attention kernels
@@ -144,13 +140,6 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # the sparse-attention path (indexer, top-k) after the per-layer costs every model pays,
     # bounded at twice the per-layer bound: a dozen small kernels on every indexer layer
     *(FreeParam(f"frameworks.{fw}.sparse_layer_overhead_s", 1e-6, 160e-6) for fw in FRAMEWORKS),
-    # the engines' acceptance of the default curve's drafts, then a serving stack's own on top
-    # (its recipes may set the verification rule), before the verify costs, so that these take
-    # only what grows with the batch or the drafts: a flat TPOT error across concurrency on a
-    # speculative row is acceptance. Bounded at 0.4 (below, an MTP head accepting fewer than
-    # half the drafts the curve gives) and 1.25 (3 drafts all accepted is 1.55)
-    *(FreeParam(f"frameworks.{fw}.acceptance_scale", 0.4, 1.25) for fw in FRAMEWORKS),
-    *(FreeParam(f"stacks.{s}.acceptance_scale", 0.4, 1.25) for s in STACK_PREFIXES),
     # the per-sequence verify cost of speculative decoding after every per-step cost, so that
     # it takes only what grows with the batch on MTP rows; bounded at 400 us per sequence
     *(FreeParam(f"frameworks.{fw}.spec_seq_overhead_s", 1e-7, 4e-4) for fw in FRAMEWORKS),

@@ -39,9 +39,6 @@ class Profile(BaseModel):
     spec_seq_overhead_s: float = Field(0.0, ge=0)
     # more per draft (MTP) pass of a speculative step (`Efficiency`)
     draft_pass_overhead_s: float = Field(0.0, ge=0)
-    # multiplies the default acceptance curve's accepted drafts per verify step (`SpecDecode`);
-    # a deployment's declared acceptance length (`mtp_al`) is not scaled
-    acceptance_scale: float = Field(1.0, gt=0, le=1.5)
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
@@ -86,9 +83,6 @@ class Stack(BaseModel):
     tokenizes: bool  # True: the engine's own HTTP server and tokenizer are not on the path
     frontend_s: float = Field(0.0, ge=0, le=0.5)
     frontend_s_per_token: float = Field(0.0, ge=0, le=1e-4)
-    # multiplies the engine's acceptance scale: a stack's recipes may set the engine's
-    # verification rule apart from the engine's own server (relaxed acceptance, sampling)
-    acceptance_scale: float = Field(1.0, gt=0, le=1.5)
     source: str
 
 
@@ -125,8 +119,6 @@ class ProfileBook(BaseModel):
     spec_source: str = ""
     # where every framework's draft-pass prior comes from
     draft_source: str = ""
-    # where every engine's and serving stack's acceptance-scale prior comes from
-    acceptance_source: str = ""
     fitted: dict[str, Any] = Field(default_factory=dict)
     frameworks: dict[str, Profile]
     stacks: dict[str, Stack] = Field(default_factory=dict)
@@ -223,7 +215,6 @@ class Applied:
     spec_max_num_seqs: int | None = None  # the seat limit under speculative decoding
     frontend_s: float = 0.0  # the serving stack's front end's fixed time per request
     frontend_s_per_token: float = 0.0  # and its time per prompt token (`frontend_cost`)
-    acceptance_scale: float = 1.0  # the engine's times the stack's (`SpecDecode`)
 
 
 def apply_profile(
@@ -275,7 +266,6 @@ def apply_profile(
             f"{', '.join(sorted(book.stacks))}."
         )
     fixed, per_token = frontend_cost(book, framework)
-    accept = prof.acceptance_scale * (book.stacks[stack].acceptance_scale if stack else 1.0)
     return Applied(
         eff,
         prof.chunked_prefill,
@@ -286,5 +276,4 @@ def apply_profile(
         prof.spec_max_num_seqs,
         fixed,
         per_token,
-        accept,
     )
