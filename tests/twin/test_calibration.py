@@ -236,14 +236,15 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # 2026-12-03T08:55Z) and blind13 (frozen 09:08Z) judged the front-end-per-stack and
     # speculative-verification change, each with one look after its freeze; blind14 (frozen
     # 2026-12-03T09:59Z) and blind15 (frozen 2026-12-04T04:31Z) judged the acceptance scales,
-    # each with one look at 05:10Z; blind16 (frozen 2026-12-04T06:01Z) is held for the model change
-    # after that look
-    assert book.held_splits() == ("blind16",)
+    # each with one look at 05:10Z; blind16 (frozen 2026-12-04T06:01Z) judged the book shipped
+    # after that look (the scales taken out again), with one look at 19:30Z
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
         ("blind14", "2026-12-03T09:59Z", "2026-12-04T05:10Z"),
         ("blind15", "2026-12-04T04:31Z", "2026-12-04T05:10Z"),
+        ("blind16", "2026-12-04T06:01Z", "2026-12-04T19:30Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
