@@ -100,6 +100,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind14",
             "blind15",
             "blind16",
+            "blind17",
         )
         and not p.was
     )
@@ -144,8 +145,8 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     assert r.returncode == 2, r.stderr
     assert (
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
-        "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16 "
-        "or all." in r.stdout + r.stderr
+        "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16, "
+        "blind17 or all." in r.stdout + r.stderr
     )
 
 
@@ -201,6 +202,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind14", 2),
         ("blind15", 29),
         ("blind16", 60),
+        ("blind17", 58),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -237,8 +239,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # speculative-verification change, each with one look after its freeze; blind14 (frozen
     # 2026-12-03T09:59Z) and blind15 (frozen 2026-12-04T04:31Z) judged the acceptance scales,
     # each with one look at 05:10Z; blind16 (frozen 2026-12-04T06:01Z) judged the book shipped
-    # after that look (the scales taken out again), with one look at 19:30Z
-    assert book.held_splits() == ()
+    # after that look (the scales taken out again), with one look at 19:30Z; blind17 (frozen
+    # 2026-12-04T19:51Z) is held for the next model change
+    assert book.held_splits() == ("blind17",)
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
