@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -291,13 +292,22 @@ def _lookup(table: Mapping[str, _E], name: str) -> _E | None:
     return None
 
 
-def load_catalogue(extra_paths: Iterable[str | Path] = ()) -> Catalogue:
-    """The shipped catalogue plus each user YAML in order (later entries override earlier)."""
+@cache
+def _shipped() -> Catalogue:
+    """The shipped catalogue, parsed once per process: every twin URL resolves against it, and
+    its entries are frozen, so each `load_catalogue` copies only the two tables."""
     cat = Catalogue()
     data_dir = resources.files("scoville").joinpath("data", "twin")
     for fname in ("hardware.yaml", "models.yaml"):
         text = data_dir.joinpath(fname).read_text(encoding="utf-8")
         _add_document(cat, yaml.safe_load(text), f"scoville/data/twin/{fname}")
+    return cat
+
+
+def load_catalogue(extra_paths: Iterable[str | Path] = ()) -> Catalogue:
+    """The shipped catalogue plus each user YAML in order (later entries override earlier)."""
+    shipped = _shipped()
+    cat = Catalogue(dict(shipped.hardware), dict(shipped.models))
     for p in extra_paths:
         path = Path(p)
         try:

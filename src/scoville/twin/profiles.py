@@ -11,6 +11,7 @@ the data file with their fitted values.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -126,12 +127,15 @@ class ProfileBook(BaseModel):
 
 
 def load_profiles(text: str | None = None) -> ProfileBook:
+    """The profile book in `text`, or the shipped one (parsed once per process: it is frozen)."""
     if text is None:
-        text = (
-            resources.files("scoville")
-            .joinpath("data", "twin", PROFILE_FILE)
-            .read_text(encoding="utf-8")
-        )
+        return _shipped_book()
+    return ProfileBook.model_validate(yaml.safe_load(text))
+
+
+@cache
+def _shipped_book() -> ProfileBook:
+    text = resources.files("scoville").joinpath("data", "twin", PROFILE_FILE).read_text("utf-8")
     return ProfileBook.model_validate(yaml.safe_load(text))
 
 
