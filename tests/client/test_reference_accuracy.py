@@ -9,11 +9,11 @@ import urllib.request
 from itertools import pairwise
 
 import pytest
+from quiet_stream import reference_level, too_busy
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
 from scoville.client.seam import MonotonicClock, real_loop_factory
-from scoville.client.selftest.calibrate import measure_level, reference_process
 from scoville.metrics.compute import request_latency
 from scoville.records.sink import MemorySink
 from scoville.targets.reference_server import tagged_requests
@@ -72,8 +72,7 @@ def _skip_if_the_machine_is_busy(over: dict[str, float]) -> None:
     missed is judged again on one quiet stream (a frame every 10 ms, the check of
     test_validity_rule): if even its stamps are more than 2 ms late at p99, the machine is too
     busy to measure the client, and the test is skipped with both figures."""
-    with reference_process(ttft_s=0.02, itl_s=0.010) as url:
-        lvl = asyncio.run(measure_level(url, 1, 100, requests_per_stream=2, itl_s=0.010))
-    if lvl.ts_err_p99_ms is None or lvl.ts_err_p99_ms > 2.0:
+    lvl = reference_level(1, 0.010, 100)
+    if too_busy(lvl):
         missed = ", ".join(f"{n} {m * 1e3:.3f} ms" for n, m in over.items())
         pytest.skip(f"machine too busy: median {missed}; one stream's p99 {lvl.ts_err_p99_ms} ms")
