@@ -155,6 +155,18 @@ def test_long_prefill_is_compute_bound() -> None:
     assert c.compute_s > 5 * c.memory_s
 
 
+def test_prefill_attention_keeps_its_fraction_of_the_peak_whatever_the_gemm_fraction() -> None:
+    # one prompt token against a billion context pairs: the attention's FLOPs dwarf the rest
+    b = StepBatch(prefill_tokens=1, prefill_pairs=1e9, n_sampled=1)
+    hw, model = CAT.get_hardware("MI355X"), CAT.get_model("Llama-3.1-70B")
+    steps = [StepModel(hw, model, Parallel(), Efficiency(gemm_max=g)).cost(b) for g in (0.70, 0.25)]
+    # a slower GEMM stack (CDNA4's fitted scale brings gemm_max to about 0.25) must not make
+    # attention faster, and attention at 45 % of the BF16 peak never passes that peak
+    assert steps[0].compute_s == pytest.approx(steps[1].compute_s, rel=1e-3)
+    bf16_peak = hw.dense_tflops.bf16 * 1e12
+    assert steps[1].flops / steps[1].compute_s < 0.5 * bf16_peak
+
+
 def test_empty_step_costs_nothing() -> None:
     assert _sm().cost(StepBatch()).total_s == 0.0
 

@@ -14,7 +14,7 @@ from scoville.twin.catalogue import load_catalogue
 from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
 from scoville.twin.fit import FreeParam, Owner, fittable
 from scoville.twin.layout import format_class
-from scoville.twin.profiles import apply_profile, load_profiles
+from scoville.twin.profiles import VendorEfficiency, apply_profile, load_profiles
 from scoville.twin.target import parse_twin_url
 
 CAT = load_catalogue()
@@ -237,3 +237,90 @@ def test_a_fit_in_several_processes_is_the_fit_in_one() -> None:
     assert one == two
     moved = params[0].get(one[0]) != params[0].get(load_profiles())
     assert moved and one[2] < one[1]
+
+
+def test_the_16_bit_mla_path_is_the_named_engines_on_its_kernel_stack() -> None:
+    fixed = VendorEfficiency(mla16_head_layer_s={"sglang": 1e-6}, mla16_rate={"sglang": 0.1})
+    book = load_profiles()
+    book = book.model_copy(update={"vendors": {**book.vendors, "CDNA4": fixed}})
+    for framework, rate, head_s in (
+        ("sglang", 0.1, 1e-6), ("mori-sglang", 0.1, 1e-6), ("vllm", 1.0, 0.0), ("atom", 1.0, 0.0)
+    ):  # fmt: skip
+        eff = apply_profile(book, framework, "AMD", family="CDNA4").efficiency
+        assert (eff.mla16_rate, eff.mla16_head_layer_s) == (rate, head_s), framework
+    # another family (MI300X is CDNA3) does not run CDNA4's kernels
+    eff = apply_profile(book, "sglang", "AMD", family="CDNA3").efficiency
+    assert (eff.mla16_rate, eff.mla16_head_layer_s) == (1.0, 0.0)
+
+
+def test_the_16_bit_mla_decode_path_is_paid_on_a_16_bit_latent_cache_only() -> None:
+    hw = CAT.get_hardware("MI355X")
+    r1, qwen = CAT.get_model("DeepSeek-R1"), CAT.get_model("Qwen3.5-397B-A17B")
+    fixed = Efficiency(mla16_head_layer_s=1e-6)
+    bf16, fp8 = Parallel(tp=4, precision="fp4"), Parallel(tp=4, precision="fp4", kv_dtype="fp8")
+    base = StepModel(hw, r1, bf16).cost(BATCH)
+    # 128 heads over TP4 = 32 heads on a GPU, 61 layers: 32 x 61 x 1 us = 1.952 ms per decode step
+    slow = StepModel(hw, r1, bf16, fixed).cost(BATCH)
+    assert slow.overhead_s - base.overhead_s == pytest.approx(1.952e-3)
+    assert slow.memory_s == base.memory_s and slow.compute_s == base.compute_s
+    # TP8 halves the heads on a GPU; attention DP keeps all 128 on each rank
+    tp8 = StepModel(hw, r1, replace(bf16, tp=8), fixed).cost(BATCH)
+    tp8_base = StepModel(hw, r1, replace(bf16, tp=8)).cost(BATCH)
+    assert tp8.overhead_s - tp8_base.overhead_s == pytest.approx(0.976e-3)
+    dpa = replace(bf16, tp=8, ep=8, dp_attention=True)
+    grown = StepModel(hw, r1, dpa, fixed).cost(BATCH).overhead_s
+    assert grown - StepModel(hw, r1, dpa).cost(BATCH).overhead_s == pytest.approx(7.808e-3)
+    # an FP8 cache, a model without MLA and a step with no decoding sequence pay nothing
+    assert StepModel(hw, r1, fp8, fixed).cost(BATCH) == StepModel(hw, r1, fp8).cost(BATCH)
+    q = Parallel(tp=4, precision="fp8")
+    assert StepModel(hw, qwen, q, fixed).cost(BATCH) == StepModel(hw, qwen, q).cost(BATCH)
+    prefill = StepBatch(prefill_tokens=1024, prefill_pairs=1024 * 512.5, n_sampled=1)
+    pf = StepModel(hw, r1, bf16, fixed).cost(prefill)
+    assert pf == StepModel(hw, r1, bf16).cost(prefill)
+
+
+def test_the_16_bit_mla_decode_rate_grows_with_context_and_heads_on_a_gpu() -> None:
+    hw = CAT.get_hardware("MI355X")
+    r1 = CAT.get_model("DeepSeek-R1")
+    slow = Efficiency(mla16_rate=0.01)
+    bf16 = Parallel(tp=4, precision="fp4")
+
+    def extra(par: Parallel, ctx: int) -> float:
+        b = StepBatch(n_decode=16, decode_ctx_tokens=16 * ctx, n_sampled=16)
+        return StepModel(hw, r1, par, slow).cost(b).total_s - StepModel(hw, r1, par).cost(b).total_s
+
+    # at 1 % of the BF16 peak the decode attention binds on compute and takes time in
+    # proportion to the context it reads: 8x the context costs 8x the time
+    short, long = extra(bf16, 1024), extra(bf16, 8192)
+    assert short > 0 and long == pytest.approx(8 * short, rel=0.02)
+    # TP8 halves each GPU's heads, and so the time
+    assert extra(replace(bf16, tp=8), 8192) == pytest.approx(long / 2, rel=0.02)
+    # the roofline floor holds only the true FLOPs and bytes: it does not move
+    b = StepBatch(n_decode=16, decode_ctx_tokens=16 * 8192, n_sampled=16)
+    assert StepModel(hw, r1, bf16, slow).cost(b).floor_s == StepModel(hw, r1, bf16).cost(b).floor_s
+
+
+def test_the_16_bit_mla_path_is_a_kernel_stack_factor_of_16_bit_mla_rows() -> None:
+    from scoville.twin.calibration import CalPoint, Published
+    from scoville.twin.fit import _owner
+
+    def owner(url: str) -> Owner:
+        pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
+        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
+                               split="dev", source="s"))  # fmt: skip
+
+    bf16 = owner("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&framework=sglang")
+    fp8 = owner("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&kv=fp8&framework=sglang")
+    qwen = owner("twin:MI355X/Qwen3.5-397B-A17B?tp=8&precision=fp8&framework=sglang")
+    h200 = owner("twin:H200/DeepSeek-R1?tp=8&framework=sglang")
+    kimi = owner("twin:MI355X/Kimi-K2.5?tp=8&precision=fp4&framework=vllm")
+    mori = owner("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&framework=mori-sglang")
+    assert bf16.mla16 and not fp8.mla16 and not qwen.mla16 and h200.mla16 and kimi.mla16
+    for name in ("vendors.CDNA4.mla16_head_layer_s.sglang", "vendors.CDNA4.mla16_rate.sglang"):
+        prm = FreeParam(name, 1e-8, 1.0)
+        assert prm.touches(bf16) and not prm.touches(fp8) and not prm.touches(qwen)
+        assert not prm.touches(h200)  # another family's kernels
+        assert not prm.touches(kimi) and prm.touches(mori)  # the engine's path, behind any stack
+        # a kernel-stack factor: it describes the stack only where two models inform it
+        assert prm.per_stack and not prm.family_wide
+        assert not fittable(prm, [bf16]) and fittable(prm, [bf16, replace(bf16, model="GLM-5")])

@@ -163,6 +163,13 @@ class StepModel:
         self.attn_prefill_full = lay.prefill_flops_per_pair / heads
         self.attn_prefill_swa = lay.prefill_flops_per_window_pair / heads
         self.attn_per_query = lay.flops_per_query / heads
+        # MLA decode over a 16-bit latent cache: the kernel stack's own path for it (its compute
+        # rate and a fixed time per attention head on this GPU per layer), where it has one
+        self.mla16 = m.attention == "mla" and par.kv_dtype == "bf16"
+        heads_here = m.num_attention_heads / (1 if par.dp_attention else par.tp)
+        self.mla16_fixed_s = (
+            self.eff.mla16_head_layer_s * heads_here * m.num_layers if self.mla16 else 0.0
+        )
 
     def _init_comm(self, hw: Hardware, model: ModelArch, par: Parallel) -> None:
         self.collectives = StepCollectives.of(
@@ -212,6 +219,8 @@ class StepModel:
             bytes_sum += nbytes
         comm_s = self.collectives.step_s(tokens, self._rank_tokens(b, tokens))
         overhead_s = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
+        if b.n_decode:
+            overhead_s += self.mla16_fixed_s
         floor_s = max(flops_sum / self.best_peak, bytes_sum / self.bw)
         total = compute_s + memory_s + comm_s + overhead_s
         step = StepCost(
@@ -283,15 +292,27 @@ class StepModel:
         dec_q = b.n_decode * self.kv_layout.sparse_fill(b.decode_ctx_tokens, b.n_decode)
         pf_q = b.prefill_tokens * self.kv_layout.sparse_fill(b.prefill_pairs, b.prefill_tokens)
         imb = self._dp_imbalance  # the busiest attention-DP rank's share of the decode work
-        attn_flops = (
-            self.attn_decode_full * b.decode_ctx_tokens
-            + self.attn_decode_swa * b.decode_ctx_swa_tokens
-            + self.attn_per_query * dec_q
-        ) * rows * imb + pf_ranks * (
+        dec_flops = (
+            (
+                self.attn_decode_full * b.decode_ctx_tokens
+                + self.attn_decode_swa * b.decode_ctx_swa_tokens
+                + self.attn_per_query * dec_q
+            )
+            * rows
+            * imb
+        )
+        attn_flops = dec_flops + pf_ranks * (
             self.attn_prefill_full * b.prefill_pairs
             + self.attn_prefill_swa * b.prefill_pairs_swa
             + self.attn_per_query * pf_q
         )
+        # flash-attention's fraction of the BF16 peak (as the GEMMs' fraction is of theirs)
+        attn_peak = self.attn_peak * self.eff.attention_compute
+        if self.mla16 and self.eff.mla16_rate < 1.0:
+            # the 16-bit MLA decode path at its own fraction of the BF16 peak (its cache reads
+            # stay with the rest of the attention's bytes)
+            ops.append((dec_flops, 0.0, self.attn_peak * self.eff.mla16_rate, 0.0, 1.0))
+            attn_flops -= dec_flops
         kv_read = (
             self.kv_read_bytes_per_token * (b.decode_ctx_tokens * imb + b.prefill_ctx_read_tokens)
             + (
@@ -305,7 +326,7 @@ class StepModel:
             (
                 attn_flops,
                 (kv_read + kv_write) / self.kv_shard,
-                self.attn_peak * self.eff.attention_compute / self.eff.gemm_max,
+                attn_peak,
                 0.0,
                 self.eff.attention_hbm_bw,
             )

@@ -40,6 +40,7 @@ from scoville.twin.target import parse_twin_url
 # twin does not model, but it is the only measured figure that sets prefill speed apart from
 # decode speed (a mixed step's cost holds both)
 SPEC_ONLY = ("spec_seq_overhead_s", "draft_pass_overhead_s")  # costs only a speculative row pays
+MLA16 = (".mla16_head_layer_s.", ".mla16_rate.")  # an engine's 16-bit MLA decode path on a stack
 METRIC_WEIGHTS = {"tput_per_gpu": 1.0, "tpot_ms": 1.0, "ttft_ms": 0.5}
 STACK_MODELS = 2  # models whose dev rows a kernel-stack factor needs before it is fitted
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
@@ -93,6 +94,11 @@ class FreeParam:
         if parts[0] == "vendors":
             if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
                 return False  # a dense model has no routed experts
+            if parts[2].startswith("mla16_"):
+                # only the named engine's MLA decode over a 16-bit latent cache runs that path
+                if not owner.mla16 or engine_of(owner.framework) != parts[3]:
+                    return False
+                return parts[1] in (owner.vendor, owner.family)
             return parts[1] in (owner.vendor, owner.family) and (
                 len(parts) < 4 or parts[3] == owner.expert_format
             )
@@ -107,7 +113,9 @@ class FreeParam:
     def per_stack(self) -> bool:
         """A kernel-stack factor (expert_bw, expert_gemm): fitted only where two or more models
         inform it, so that it describes the stack rather than one model's port."""
-        return ".expert_bw." in self.name or self.name.endswith(".expert_gemm")
+        return any(k in self.name for k in (".expert_bw.", *MLA16)) or self.name.endswith(
+            ".expert_gemm"
+        )
 
 
 def _walk(data: object, dotted: str) -> object:
@@ -156,6 +164,15 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
             ("CDNA4", ("bf16", "fp8", "fp4")),
         )
         for fmt in fmts
+    ),
+    # SGLang's MLA decode over a 16-bit latent cache on ROCm (the path InferenceX's AMD DeepSeek
+    # recipes left for an FP8 cache and aiter's persistent kernel in January 2026), after the
+    # per-layer costs every row pays: a fixed time per head and layer up to 20 us (a 32-head
+    # rank's layer 640 us), and a compute rate down to 0.2 % of the BF16 peak
+    *(
+        FreeParam(f"vendors.{fam}.{name}.sglang", lo, hi)
+        for fam in ("CDNA3", "CDNA4")
+        for name, lo, hi in (("mla16_head_layer_s", 1e-8, 2e-5), ("mla16_rate", 0.002, 1.0))
     ),
     FreeParam("collective_latency_scale", 0.5, 2.0),
     FreeParam("dp_balance", 0.5, 1.0),
@@ -269,6 +286,7 @@ class Owner:
     indexer: bool = False  # the model has sparse-attention indexer layers
     frontends: tuple[str, ...] = ()  # the front ends its requests pass (`frontend_owners`)
     speculative: bool = False  # MTP / speculative decoding is on
+    mla16: bool = False  # MLA attention over a 16-bit latent cache
 
 
 def lone_formats(owners: Iterable[Owner]) -> set[tuple[str, str]]:
@@ -317,4 +335,5 @@ def _owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
         cfg.model.n_indexer_layers > 0,
         frontend_owners(book or load_profiles(), framework),
         cfg.parallel.spec.draft_tokens > 0,
+        cfg.model.attention == "mla" and cfg.parallel.kv_dtype == "bf16",
     )

@@ -84,6 +84,12 @@ class Efficiency:
     # a declared untuned kernel path (kernels=untuned) for the model's quantised weights:
     # multiplies the weight-streaming and GEMM efficiency of every weight operator
     kernel_scale: float = 1.0
+    # MLA decode attention over a 16-bit latent cache, which a kernel stack may run on another
+    # path than over an FP8 cache (ROCm's before its persistent FP8 kernel): that path's compute
+    # rate as a fraction of the BF16 dense peak (1: no path of its own), and its fixed time per
+    # attention head on the GPU per layer per decode step
+    mla16_rate: float = 1.0
+    mla16_head_layer_s: float = 0.0
 
     def expert_scale(self, fmt: str) -> float:
         """The routed-expert weight-streaming factor for weights in format `fmt`."""

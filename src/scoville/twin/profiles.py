@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -99,6 +99,14 @@ class VendorEfficiency(BaseModel):
     # the routed experts' large-M grouped-GEMM rate as a fraction of the dense GEMM rate
     # (prefill, mostly); a grouped GEMM never beats the dense one, so at most 1
     expert_gemm: float = Field(1.0, gt=0, le=1.0)
+    # MLA decode over a 16-bit (bf16) latent cache, per serving engine whose kernels for it on
+    # this stack take a path of their own: the path's attention compute rate as a fraction of
+    # the BF16 dense peak and its fixed time per attention head per layer per decode step
+    # (`Efficiency`); an engine not named, and an FP8 cache, are not affected
+    mla16_rate: dict[str, Annotated[float, Field(gt=0, le=1.0)]] = Field(default_factory=dict)
+    mla16_head_layer_s: dict[str, Annotated[float, Field(ge=0, le=1e-4)]] = Field(
+        default_factory=dict
+    )
     source: str = ""
 
 
@@ -261,6 +269,8 @@ def apply_profile(
         expert_kernel=tuple(sorted(v.expert_bw.items())),
         expert_gemm=v.expert_gemm,
         kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
+        mla16_rate=v.mla16_rate.get(name, 1.0),
+        mla16_head_layer_s=v.mla16_head_layer_s.get(name, 0.0),
     )
     tiers = [t for gib, t in sorted(prof.max_batched_tokens_from_gib.items()) if device_gib >= gib]
     stack = split_framework(framework)[0]
