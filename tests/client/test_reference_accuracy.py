@@ -9,7 +9,7 @@ import urllib.request
 from itertools import pairwise
 
 import pytest
-from quiet_stream import reference_level, too_busy
+from quiet_stream import BUSY_OTHER_CORES, OtherCpu
 
 from scoville.client.driver import PointPlan, run_point
 from scoville.client.openai_sse import OpenAIStreamingServer
@@ -23,7 +23,9 @@ OUT_TOKENS = 16
 
 
 def test_512_streams_medians_within_1ms_of_truth(reference_url: str) -> None:
-    """All 512 streams in flight at once; per-request errors against the server's own log."""
+    """All 512 streams in flight at once; per-request errors against the server's own log.
+    A missed median is skipped only when other processes held the CPU during this very run
+    (`OtherCpu` over `BUSY_OTHER_CORES`); on a quiet machine it fails."""
     clock = MonotonicClock()
     server = OpenAIStreamingServer(reference_url, "reference", clock)
     sink = MemorySink()
@@ -40,8 +42,10 @@ def test_512_streams_medians_within_1ms_of_truth(reference_url: str) -> None:
         finally:
             await server.close()
 
+    others = OtherCpu()  # what the rest of the machine did while the streams ran
     with asyncio.Runner(loop_factory=real_loop_factory()) as runner:  # as real runs do
         runner.run(go())
+    other_cores = others.cores()
     truth = json.loads(urllib.request.urlopen(reference_url + "/_truth").read())
     assert len(sink.records) == STREAMS and all(r.ok for r in sink.records)
     assert sum(r.output_tokens for r in sink.records) == STREAMS * OUT_TOKENS
@@ -62,17 +66,9 @@ def test_512_streams_medians_within_1ms_of_truth(reference_url: str) -> None:
         err["e2e_done"].append(lat.e2e_s - (t["done_ns"] - r.start_ns) / 1e9)
     medians = {name: statistics.median(values) for name, values in err.items()}
     over = {name: med for name, med in medians.items() if abs(med) >= 1e-3}
-    if over:
-        _skip_if_the_machine_is_busy(over)
-    assert not over, ", ".join(f"{n}: median error {m * 1e3:.3f} ms" for n, m in over.items())
-
-
-def _skip_if_the_machine_is_busy(over: dict[str, float]) -> None:
-    """Other processes, not the client, can hold a 2-core machine's loop past 1 ms. A bound
-    missed is judged again on one quiet stream (a frame every 10 ms, the check of
-    test_validity_rule): if even its stamps are more than 2 ms late at p99, the machine is too
-    busy to measure the client, and the test is skipped with both figures."""
-    lvl = reference_level(1, 0.010, 100)
-    if too_busy(lvl):
-        missed = ", ".join(f"{n} {m * 1e3:.3f} ms" for n, m in over.items())
-        pytest.skip(f"machine too busy: median {missed}; one stream's p99 {lvl.ts_err_p99_ms} ms")
+    missed = ", ".join(f"{n} {m * 1e3:.3f} ms" for n, m in over.items())
+    busy = f"other processes took {other_cores:.3f} cores during the run, steal included"
+    if over and other_cores > BUSY_OTHER_CORES:
+        # on 2 cores another process's CPU delays the client's stamps: not the client's error
+        pytest.skip(f"machine busy: median {missed}; {busy}; limit {BUSY_OTHER_CORES}")
+    assert not over, f"median error {missed}; {busy}"
