@@ -21,6 +21,16 @@ CAT = load_catalogue()
 BATCH = StepBatch(n_decode=1, decode_ctx_tokens=1000, n_sampled=1)
 
 
+def owner(url: str) -> Owner:
+    """What a dev row at `url` depends on, as the fit sees it."""
+    from scoville.twin.calibration import CalPoint, Published
+    from scoville.twin.fit import _owner
+
+    pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
+    return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
+                           split="dev", source="s"))  # fmt: skip
+
+
 def test_format_classes_name_the_kernel_family() -> None:
     got = [format_class(f) for f in ("bf16", "fp16", "fp8", "mxfp4", "nvfp4", "int4_g32")]
     assert got == ["bf16", "bf16", "fp8", "fp4", "fp4", "int4"]
@@ -200,14 +210,6 @@ def test_the_sparse_path_is_paid_on_indexer_layers_only() -> None:
 
 
 def test_the_sparse_path_factor_is_fitted_on_indexer_models_only() -> None:
-    from scoville.twin.calibration import CalPoint, Published
-    from scoville.twin.fit import _owner
-
-    def owner(url: str) -> Owner:
-        pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
-        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
-                               split="dev", source="s"))  # fmt: skip
-
     glm = owner("twin:B200/GLM-5?tp=8&precision=fp8&framework=sglang")
     r1 = owner("twin:B200/DeepSeek-R1?tp=8&precision=fp8&framework=sglang")
     assert glm.indexer and not r1.indexer
@@ -301,14 +303,6 @@ def test_the_16_bit_mla_decode_rate_grows_with_context_and_heads_on_a_gpu() -> N
 
 
 def test_the_16_bit_mla_path_is_a_kernel_stack_factor_of_16_bit_mla_rows() -> None:
-    from scoville.twin.calibration import CalPoint, Published
-    from scoville.twin.fit import _owner
-
-    def owner(url: str) -> Owner:
-        pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
-        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
-                               split="dev", source="s"))  # fmt: skip
-
     bf16 = owner("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&framework=sglang")
     fp8 = owner("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&kv=fp8&framework=sglang")
     qwen = owner("twin:MI355X/Qwen3.5-397B-A17B?tp=8&precision=fp8&framework=sglang")
