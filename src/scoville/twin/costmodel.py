@@ -20,6 +20,7 @@ from scoville.twin.layout import (
     Parallel,
     SpecDecode,
     compute_dtype,
+    mla16_cache,
     peak_flops,
 )
 from scoville.twin.shape import (
@@ -165,7 +166,7 @@ class StepModel:
         self.attn_per_query = lay.flops_per_query / heads
         # MLA decode over a 16-bit latent cache: the kernel stack's own path for it (its compute
         # rate and a fixed time per attention head on this GPU per layer), where it has one
-        self.mla16 = m.attention == "mla" and par.kv_dtype == "bf16"
+        self.mla16 = mla16_cache(m, par)
         heads_here = m.num_attention_heads / (1 if par.dp_attention else par.tp)
         self.mla16_fixed_s = (
             self.eff.mla16_head_layer_s * heads_here * m.num_layers if self.mla16 else 0.0

@@ -23,7 +23,7 @@ from scoville.twin.calibration import (
     simulate_point,
     stalled_start,
 )
-from scoville.twin.layout import format_class
+from scoville.twin.layout import format_class, mla16_cache
 from scoville.twin.profiles import (
     STACK_PREFIXES,
     ProfileBook,
@@ -111,8 +111,9 @@ class FreeParam:
 
     @property
     def per_stack(self) -> bool:
-        """A kernel-stack factor (expert_bw, expert_gemm): fitted only where two or more models
-        inform it, so that it describes the stack rather than one model's port."""
+        """A kernel-stack factor (expert_bw, expert_gemm, an engine's mla16_*): fitted only where
+        two or more models inform it, so that it describes the stack rather than one model's
+        port."""
         return any(k in self.name for k in (".expert_bw.", *MLA16)) or self.name.endswith(
             ".expert_gemm"
         )
@@ -335,5 +336,5 @@ def _owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
         cfg.model.n_indexer_layers > 0,
         frontend_owners(book or load_profiles(), framework),
         cfg.parallel.spec.draft_tokens > 0,
-        cfg.model.attention == "mla" and cfg.parallel.kv_dtype == "bf16",
+        mla16_cache(cfg.model, cfg.parallel),
     )

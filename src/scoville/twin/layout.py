@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from scoville.twin.catalogue import Hardware
+from scoville.twin.catalogue import Hardware, ModelArch
 from scoville.twin.shape import Precision
 
 KvDtype = Literal["bf16", "fp8"]
@@ -130,6 +130,12 @@ class Parallel:
     def dp(self) -> int:
         """Attention data-parallel ranks: the tp ranks under DP attention, else 1."""
         return self.tp if self.dp_attention else 1
+
+
+def mla16_cache(model: ModelArch, par: Parallel) -> bool:
+    """Whether the replica decodes MLA attention over a 16-bit latent cache: the case a kernel
+    stack's own path (`Efficiency.mla16_rate`, `mla16_head_layer_s`) is for."""
+    return model.attention == "mla" and par.kv_dtype == "bf16"
 
 
 def compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
