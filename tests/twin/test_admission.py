@@ -302,3 +302,43 @@ def test_a_front_end_parameter_is_fitted_on_the_rows_whose_requests_pass_it() ->
     # the engine's own step costs still see its rows behind every stack
     layer = next(p for p in FREE_PARAMS if p.name == "frameworks.trt.layer_overhead_s")
     assert {fw for fw, o in rows.items() if layer.touches(o)} == {"trt", "dynamo-trt"}
+
+
+def test_a_stack_that_runs_the_engine_as_its_worker_sets_its_step_time_and_fit() -> None:
+    """Under Dynamo, TensorRT-LLM's steps pay the stack's engine step time (no trtllm-serve
+    loop); SGLang, which Dynamo does not name there, keeps its own. Each time is fitted on the
+    rows that pay it, and the step model charges it once per step."""
+    from scoville.twin.calibration import CalPoint, Published
+    from scoville.twin.fit import FREE_PARAMS, _owner
+    from scoville.twin.profiles import load_profiles
+    from scoville.twin.step import StepBatch
+
+    data = load_profiles().model_dump(by_alias=True)
+    data["frameworks"]["trt"]["step_overhead_s"] = 4e-3
+    data["frameworks"]["sglang"]["step_overhead_s"] = 3e-4
+    data["stacks"]["dynamo"]["engine_step_overhead_s"] = {"trt": 1e-3}
+    book = ProfileBook.model_validate(data)
+
+    def step_s(fw: str) -> float:
+        cfg = TwinOptions.parse_url(f"twin:B200/DeepSeek-R1?tp=8&framework={fw}").config(book)
+        assert cfg.efficiency.step_overhead_s in (4e-3, 3e-4, 1e-3)
+        sm = StepModel(cfg.hardware, cfg.model, cfg.parallel, cfg.efficiency)
+        return sm.cost(StepBatch(n_decode=1, decode_ctx_tokens=1000, n_sampled=1)).overhead_s
+
+    assert step_s("trt") - step_s("dynamo-trt") == pytest.approx(3e-3)  # 4 ms against 1 ms
+    assert step_s("dynamo-sglang") == pytest.approx(step_s("sglang"))
+
+    def owner(fw: str) -> Owner:
+        pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
+        url = f"twin:B200/DeepSeek-R1?tp=8&precision=fp8&framework={fw}"
+        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
+                               split="dev", source="s"), book)  # fmt: skip
+
+    rows = {fw: owner(fw) for fw in ("trt", "dynamo-trt", "sglang", "dynamo-sglang")}
+    prm = {p.name: p for p in FREE_PARAMS}
+    assert {fw for fw, o in rows.items() if prm["frameworks.trt.step_overhead_s"].touches(o)} == {
+        "trt"
+    }
+    dyn = prm["stacks.dynamo.engine_step_overhead_s.trt"]
+    assert {fw for fw, o in rows.items() if dyn.touches(o)} == {"dynamo-trt"}
+    assert dyn.get(book) == 1e-3 and dyn.get(dyn.set(book, 2e-3)) == 2e-3

@@ -125,11 +125,17 @@ def test_tp_all_reduce_time() -> None:
     assert _sm(tp=1).collectives.step_s(1) == 0.0
 
 
-def test_ep_all_to_all_replaces_the_moe_all_reduce() -> None:
-    # tp=ep=4, 1024 tokens. 36 attention all-reduces of 1024*2880*2*2*3/4 = 8,847,360 B:
-    # 8e-6 + 24.576e-6 = 32.576 us each -> 1.172736 ms. 36 MoE layers of dispatch+combine:
-    # 1024/4 * 4 * 2880 * 3 B * 3/4 = 6,635,520 B -> 18.432 us + 2 x 15 us -> 1.743552 ms.
-    assert _sm(tp=4, ep=4).collectives.step_s(1024) == pytest.approx(1.172736e-3 + 1.743552e-3)
+def test_tep_sums_experts_with_all_reduces_and_only_attention_dp_exchanges_tokens() -> None:
+    # Attention TP with expert-parallel experts (tp=ep=4), 1024 tokens: every rank holds every
+    # token after the attention all-reduce, so a MoE layer's experts are summed by the layer's
+    # second all-reduce, as TP-sliced experts are: 72 all-reduces of 1024*2880*2*2*3/4 =
+    # 8,847,360 B, 8e-6 + 24.576e-6 = 32.576 us each -> 2.345472 ms.
+    assert _sm(tp=4, ep=4).collectives.step_s(1024) == pytest.approx(2.345472e-3)
+    assert _sm(tp=4).collectives.step_s(1024) == pytest.approx(2.345472e-3)
+    # Attention DP (256 tokens a rank): no all-reduce; 36 MoE layers of dispatch + combine of
+    # 256 * 4 * 2880 * 3 B * 3/4 = 6,635,520 B -> 18.432 us + 2 x 15 us -> 1.743552 ms.
+    dep = _sm(tp=4, ep=4, dp_attention=True)
+    assert dep.collectives.step_s(1024, 256) == pytest.approx(1.743552e-3)
 
 
 def test_batch_one_decode_is_memory_bound_and_split_adds_up() -> None:

@@ -9,15 +9,19 @@ import pytest
 
 from scoville.client.plan import length_requests
 from scoville.errors import TargetError
+from scoville.twin.calibration import CalPoint, Published
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import _kv_path
 from scoville.twin.comm import Fabric, Link, allreduce_s
 from scoville.twin.costmodel import Parallel, StepBatch, StepModel
 from scoville.twin.fast import run_point
+from scoville.twin.fit import FREE_PARAMS, _owner
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.layout import SpecDecode
+from scoville.twin.options import TwinOptions
+from scoville.twin.profiles import ProfileBook, load_profiles
 from scoville.twin.shape import activation_bytes_per_token, model_shape
-from scoville.twin.target import parse_twin_url
+from scoville.twin.target import parse_twin_url, twin_info
 
 CAT = load_catalogue()
 
@@ -99,6 +103,32 @@ def test_acceptance_length_from_the_declared_curve() -> None:
     assert SpecDecode(3, acceptance_length=2.5).tokens_per_step() == 2.5
     assert SpecDecode(1, acceptance_length=5.0).tokens_per_step() == 2.0
     assert SpecDecode(0).tokens_per_step() == 1.0
+
+
+def test_the_books_acceptance_scale_takes_the_curves_drafts_never_a_declared_length() -> None:
+    # 1 + 0.5 x (0.80 + 0.62 + 0.51) = 1.965; capped at 1 + drafts; a declared 2.5 stays 2.5
+    assert SpecDecode(3, acceptance_scale=0.5).tokens_per_step() == pytest.approx(1.965)
+    assert SpecDecode(1, acceptance_scale=1.5).tokens_per_step() == 2.0
+    assert SpecDecode(3, 2.5, acceptance_scale=0.5).tokens_per_step() == 2.5
+    data = load_profiles().model_dump(by_alias=True)
+    data["acceptance_scale"] = 0.5
+    book = ProfileBook.model_validate(data)
+    url = "twin:GB200/DeepSeek-R1?precision=fp4&tp=8&ep=8&framework=dynamo-trt&mtp=3"
+    spec = TwinOptions.parse_url(url).config(book).parallel.spec
+    assert spec.tokens_per_step() == pytest.approx(1.965)
+    declared = TwinOptions.parse_url(url + "&mtp_al=2.5").config(book).parallel.spec
+    assert declared.tokens_per_step() == 2.5
+    # the fit reads the scale on speculative rows that follow the curve, and on no other
+    prm = next(p for p in FREE_PARAMS if p.name == "acceptance_scale")
+    pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
+
+    def touched(u: str) -> bool:
+        point = CalPoint(id="x", url=u, isl_tokens=1, osl_tokens=1, published=pub, split="dev",
+                         source="s")  # fmt: skip
+        return prm.touches(_owner(point))
+
+    assert touched(url) and not touched(url + "&mtp_al=2.5")
+    assert not touched(url.replace("&mtp=3", ""))
 
 
 def _tpot_ms(url: str) -> float:
@@ -281,6 +311,21 @@ def test_sglang_caps_running_requests_at_48_under_speculative_decoding() -> None
     # attention DP shares the cap out over the 8 ranks (the seat limit is per rank)
     assert parse_twin_url(q + "&mtp=3&dp_attention=1").engine.max_num_seqs == 6
     assert parse_twin_url(q.replace("sglang", "vllm") + "&mtp=3").engine.max_num_seqs == 512
+
+
+def test_a_cap_the_engine_chose_itself_is_said() -> None:
+    """The speculative cap the deployment did not set is named, with its value and the way to
+    deploy another; a cap the URL sets, or none at all, says nothing."""
+    q = "twin:H200/GLM-5?tp=8&precision=fp8&framework=sglang"
+    (note,) = parse_twin_url(q + "&mtp=3&dp_attention=1").notes
+    assert note.startswith("max_num_seqs=6 per rank: sglang caps running requests at 48")
+    assert "set max_num_seqs=" in note
+    assert parse_twin_url(q + "&mtp=3&max_num_seqs=256").notes == ()
+    assert parse_twin_url(q).notes == ()
+    assert parse_twin_url(q + "&mtp=3").notes != parse_twin_url(q).notes
+    assert twin_info(parse_twin_url(q + "&mtp=3"))["engine_defaults"][0].startswith(
+        "max_num_seqs=48 per rank"
+    )
 
 
 def test_a_prefill_pool_can_run_attention_dp_under_tp_attention_decode() -> None:

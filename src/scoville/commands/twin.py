@@ -184,6 +184,8 @@ def simulate_cmd(
     console.print(f"hardware source: {escape(hw.source)}")
     for field, why in hw.assumed.items():
         console.print(f"[yellow]assumed[/yellow] {field}: {escape(why)}")
+    for note in cfg.notes:
+        console.print(f"[yellow]engine default[/yellow] {escape(note)}")
     if not no_bundle:
         run_dir = result.run_dir
         console.print(f"bundle: {run_dir}  (report: {run_dir / 'report.html'})")

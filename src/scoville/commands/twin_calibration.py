@@ -16,7 +16,7 @@ from rich.table import Table
 from scoville.errors import UserError
 
 if TYPE_CHECKING:
-    from scoville.twin.calibration import Comparison
+    from scoville.twin.calibration import CalPoint, Comparison
 
 console = Console()
 
@@ -95,8 +95,18 @@ def validate_cmd(
         text = getattr(book.frozen, name)
         if text and split in (name, "all"):
             console.print(f"{name} rows: {escape(text)}")
+    _print_sources(points)
+
+
+def _print_sources(points: list[CalPoint]) -> None:
+    """Each point's source, and any setting its engine chose because the row's deployment
+    left it unset (`TwinConfig.notes`)."""
+    from scoville.twin.target import parse_twin_url
+
     for p in points:
         console.print(f"{p.id}: {escape(p.source)}")
+        for note in parse_twin_url(p.url).notes:
+            console.print(f"{p.id}: [yellow]engine default[/yellow] {escape(note)}")
 
 
 def _print_regimes(rows: list[Comparison], split: str) -> None:

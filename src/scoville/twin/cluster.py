@@ -48,6 +48,9 @@ class TwinConfig:
     efficiency: Efficiency = field(default_factory=Efficiency)
     disagg: DisaggConfig | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    # settings the engine chose itself because the deployment left them unset, one line each
+    # (printed by `simulate` and `twin validate`, kept in the run manifest)
+    notes: tuple[str, ...] = ()
 
     @property
     def n_accelerators(self) -> int:

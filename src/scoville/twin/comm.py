@@ -95,9 +95,9 @@ def alltoall_s(nbytes_per_rank: float, n: int, link: Link, latency_s: float) -> 
 @dataclass(frozen=True, slots=True)
 class StepCollectives:
     """The collectives of one engine step: `n_allreduce` TP all-reduces (two a layer under
-    attention TP, one on a MoE layer whose experts are exchanged instead) and `n_alltoall` MoE
-    dispatch/combine pairs among `ep` ranks; none under TP1 without EP. `dp` > 1 is attention
-    data parallelism, where the busiest rank sends its own tokens."""
+    attention TP, whether the experts are TP-sliced or expert-parallel) and `n_alltoall` MoE
+    dispatch/combine pairs among `ep` ranks under attention DP; none under TP1 without EP.
+    `dp` > 1 is attention data parallelism, where the busiest rank sends its own tokens."""
 
     tp: int
     ep: int
@@ -117,10 +117,11 @@ class StepCollectives:
         fabric: Fabric, model: ModelArch, n_moe_layers: int, par: Parallel, eff: Efficiency, ep: int
     ) -> StepCollectives:
         tp_link, ep_link = fabric.link_for(par.tp), fabric.link_for(ep)
-        if par.dp_attention or par.tp == 1:
-            n_allreduce = 0
-        else:
-            n_allreduce = 2 * model.num_layers - (n_moe_layers if ep > 1 else 0)
+        # under attention TP every rank holds every token after the attention all-reduce, so an
+        # expert-parallel MoE layer needs no dispatch: each rank runs its own experts on all the
+        # tokens and the layer's second all-reduce sums their outputs (TensorRT-LLM, SGLang
+        # without DeepEP and vLLM at DP 1 alike); only attention DP exchanges tokens
+        n_allreduce = 0 if par.dp_attention or par.tp == 1 else 2 * model.num_layers
         lat = eff.allreduce_latency_s
         return StepCollectives(
             tp=par.tp,
@@ -130,7 +131,7 @@ class StepCollectives:
             experts_per_token=model.experts_per_token,
             expert_skew=par.expert_skew,
             n_allreduce=n_allreduce,
-            n_alltoall=n_moe_layers if ep > 1 else 0,
+            n_alltoall=n_moe_layers if ep > 1 and par.dp_attention else 0,
             tp_link=tp_link,
             ep_link=ep_link,
             allreduce_alpha_s=tp_link.alpha_s(par.tp) if lat is None else lat,

@@ -78,7 +78,11 @@ def apply_deploy_options(
         ep=par.tp if d.dp_attention else par.ep,
         pp=d.pp,
         expert_skew=d.expert_skew if d.expert_skew is not None else par.expert_skew,
-        spec=SpecDecode(draft_tokens=d.mtp, acceptance_length=d.mtp_al),
+        spec=SpecDecode(
+            draft_tokens=d.mtp,
+            acceptance_length=d.mtp_al,
+            acceptance_scale=applied.acceptance_scale,
+        ),
         fp4_activations=fp4_on,
     )
     admission = replace(  # the deployment's own holds and receive interval
@@ -100,9 +104,17 @@ def apply_deploy_options(
         if "max_batched_tokens" in explicit
         else applied.max_batched_tokens,
     )
+    notes = list(cfg.notes)
     if d.mtp and applied.spec_max_num_seqs and "max_num_seqs" not in explicit:
         # the engine's own cap, shared out over attention-DP ranks (max_num_seqs is per rank)
         per_rank = max(1, applied.spec_max_num_seqs // par.dp)
         engine = replace(engine, max_num_seqs=per_rank)
+        notes.append(
+            f"max_num_seqs={per_rank} per rank: {d.framework} caps running requests at "
+            f"{applied.spec_max_num_seqs} under speculative decoding when the deployment sets no "
+            "max_num_seqs; the rest queue (set max_num_seqs= to deploy another cap)"
+        )
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
-    return replace(cfg, parallel=par, efficiency=eff, engine=engine, labels=labels)
+    return replace(
+        cfg, parallel=par, efficiency=eff, engine=engine, labels=labels, notes=tuple(notes)
+    )

@@ -31,6 +31,7 @@ from scoville.twin.profiles import (
     frontend_owners,
     hardware_family,
     load_profiles,
+    step_owner,
 )
 from scoville.twin.shape import effective_formats
 from scoville.twin.target import parse_twin_url
@@ -83,25 +84,17 @@ class FreeParam:
             return False  # a declared untuned row informs only the untuned scale
         if parts[0] == "dp_balance":
             return owner.dp_attention  # only attention-DP ranks wait for the busiest one
+        if parts[0] == "acceptance_scale":
+            return owner.default_acceptance  # speculative rows on the default curve only
         if parts[-1].startswith("frontend_s"):
             return ".".join(parts[:2]) in owner.frontends  # the front ends its requests pass
+        if parts[0] == "stacks" and parts[2] == "engine_step_overhead_s":
+            # that stack's workers of that engine
+            return owner.step_owner == "stacks." + parts[1] and owner.engine == parts[3]
         if parts[0] == "frameworks":
-            if parts[2] == "sparse_layer_overhead_s" and not owner.indexer:
-                return False  # only a model with an indexer runs the sparse-attention kernels
-            if parts[2] in SPEC_ONLY and not owner.speculative:
-                return False  # only a speculative deployment verifies drafts
-            return engine_of(owner.framework) == parts[1]
+            return _engine_touches(parts, owner)
         if parts[0] == "vendors":
-            if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
-                return False  # a dense model has no routed experts
-            if parts[2].startswith("mla16_"):
-                # only the named engine's MLA decode over a 16-bit latent cache runs that path
-                if not owner.mla16 or engine_of(owner.framework) != parts[3]:
-                    return False
-                return parts[1] in (owner.vendor, owner.family)
-            return parts[1] in (owner.vendor, owner.family) and (
-                len(parts) < 4 or parts[3] == owner.expert_format
-            )
+            return _stack_touches(parts, owner)
         return True
 
     @property
@@ -117,6 +110,32 @@ class FreeParam:
         return any(k in self.name for k in (".expert_bw.", *MLA16)) or self.name.endswith(
             ".expert_gemm"
         )
+
+
+def _engine_touches(parts: list[str], owner: Owner) -> bool:
+    """Whether an engine's own cost (`frameworks.<engine>.<cost>`) is in `owner`'s prediction."""
+    if parts[2] == "step_overhead_s":
+        return owner.step_owner == "frameworks." + parts[1]  # not under a stack's own loop
+    if parts[2] == "sparse_layer_overhead_s" and not owner.indexer:
+        return False  # only a model with an indexer runs the sparse-attention kernels
+    if parts[2] in SPEC_ONLY and not owner.speculative:
+        return False  # only a speculative deployment verifies drafts
+    return owner.engine == parts[1]
+
+
+def _stack_touches(parts: list[str], owner: Owner) -> bool:
+    """Whether a hardware family's or vendor's kernel-stack factor (`vendors.<family>.<factor>`)
+    is in `owner`'s prediction."""
+    if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
+        return False  # a dense model has no routed experts
+    if parts[2].startswith("mla16_"):
+        # only the named engine's MLA decode over a 16-bit latent cache runs that path
+        if not owner.mla16 or owner.engine != parts[3]:
+            return False
+        return parts[1] in (owner.vendor, owner.family)
+    return parts[1] in (owner.vendor, owner.family) and (
+        len(parts) < 4 or parts[3] == owner.expert_format
+    )
 
 
 def _walk(data: object, dotted: str) -> object:
@@ -142,6 +161,11 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     FreeParam("frameworks.vllm.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.vllm.step_overhead_s", 1e-4, 3e-3),
     FreeParam("frameworks.trt.layer_overhead_s", 2e-6, 80e-6),
+    # TensorRT-LLM's fixed host time per step in its own server (trtllm-serve: the executor
+    # loop, response postprocessing and streaming, per-iteration logging), and as a Dynamo
+    # worker (detokenizing and streaming left to Dynamo's front end); bounded at 20 ms
+    FreeParam("frameworks.trt.step_overhead_s", 1e-4, 2e-2),
+    FreeParam("stacks.dynamo.engine_step_overhead_s.trt", 1e-4, 2e-2),
     FreeParam("frameworks.trt.max_batched_tokens", 4096, 32768, integer=True),
     FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.atom.layer_overhead_s", 2e-6, 80e-6),
@@ -149,6 +173,11 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # the sparse-attention path (indexer, top-k) after the per-layer costs every model pays,
     # bounded at twice the per-layer bound: a dozen small kernels on every indexer layer
     *(FreeParam(f"frameworks.{fw}.sparse_layer_overhead_s", 1e-6, 160e-6) for fw in FRAMEWORKS),
+    # the acceptance of the default curve's drafts, one for every engine (a property of the
+    # workload: InferenceX's random-token prompts), before the verify costs, so that these take
+    # only what grows with the batch: a flat TPOT error across concurrency on a speculative row
+    # is acceptance. Bounded at 0.3 (three drafts then give 1.58 tokens a step) and 1.25
+    FreeParam("acceptance_scale", 0.3, 1.25),
     # the per-sequence verify cost of speculative decoding after every per-step cost, so that
     # it takes only what grows with the batch on MTP rows; bounded at 400 us per sequence
     *(FreeParam(f"frameworks.{fw}.spec_seq_overhead_s", 1e-7, 4e-4) for fw in FRAMEWORKS),
@@ -288,6 +317,12 @@ class Owner:
     frontends: tuple[str, ...] = ()  # the front ends its requests pass (`frontend_owners`)
     speculative: bool = False  # MTP / speculative decoding is on
     mla16: bool = False  # MLA attention over a 16-bit latent cache
+    step_owner: str = ""  # the entry whose per-step fixed time its steps pay (`step_owner`)
+    default_acceptance: bool = False  # speculative, on the default acceptance curve
+
+    @property
+    def engine(self) -> str:
+        return engine_of(self.framework)
 
 
 def lone_formats(owners: Iterable[Owner]) -> set[tuple[str, str]]:
@@ -325,6 +360,7 @@ def _owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
             ]
         )
     framework = cfg.labels.get("framework", "vllm")
+    book = book or load_profiles()
     return Owner(
         cfg.model.name,
         framework,
@@ -334,7 +370,9 @@ def _owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
         cfg.labels.get("kernels") == "untuned",
         cfg.parallel.dp_attention,
         cfg.model.n_indexer_layers > 0,
-        frontend_owners(book or load_profiles(), framework),
+        frontend_owners(book, framework),
         cfg.parallel.spec.draft_tokens > 0,
         mla16_cache(cfg.model, cfg.parallel),
+        step_owner(book, framework),
+        cfg.parallel.spec.draft_tokens > 0 and cfg.parallel.spec.acceptance_length is None,
     )

@@ -26,18 +26,22 @@ DEFAULT_ACCEPTANCE: tuple[float, ...] = (0.80, 0.62, 0.51, 0.42, 0.36, 0.31, 0.2
 class SpecDecode:
     """Speculative decoding / MTP: `draft_tokens` proposed per step, verified in one forward
     pass of 1 + draft rows per sequence. `acceptance_length` (tokens emitted per verify step,
-    >= 1) is declared, or follows `DEFAULT_ACCEPTANCE`."""
+    >= 1) is declared, or follows `DEFAULT_ACCEPTANCE` with its accepted drafts multiplied by
+    `acceptance_scale` (the profile book's, fitted: how many of the curve's drafts the
+    workload the twin is calibrated on accepts)."""
 
     draft_tokens: int = 0
     acceptance_length: float | None = None
     draft_layers: int = 1  # an MTP module is one transformer block (plus the shared LM head)
+    acceptance_scale: float = 1.0  # multiplies the curve's accepted drafts, not a declared length
 
     def tokens_per_step(self) -> float:
         if self.draft_tokens <= 0:
             return 1.0
         if self.acceptance_length is not None:
             return min(self.acceptance_length, 1.0 + self.draft_tokens)
-        return 1.0 + sum(DEFAULT_ACCEPTANCE[: self.draft_tokens])
+        accepted = self.acceptance_scale * sum(DEFAULT_ACCEPTANCE[: self.draft_tokens])
+        return min(1.0 + accepted, 1.0 + self.draft_tokens)
 
 
 @dataclass(frozen=True, slots=True)

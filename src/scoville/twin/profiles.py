@@ -84,6 +84,13 @@ class Stack(BaseModel):
     tokenizes: bool  # True: the engine's own HTTP server and tokenizer are not on the path
     frontend_s: float = Field(0.0, ge=0, le=0.5)
     frontend_s_per_token: float = Field(0.0, ge=0, le=1e-4)
+    # the engine's fixed time per step when this stack runs it as a worker of its own (no
+    # HTTP server, detokenizer or response streaming in the engine's loop), per engine; an
+    # engine not named keeps its own `step_overhead_s`
+    engine_step_overhead_s: dict[str, Annotated[float, Field(ge=0, le=0.05)]] = Field(
+        default_factory=dict
+    )
+    engine_source: str = ""
     source: str
 
 
@@ -117,6 +124,10 @@ class ProfileBook(BaseModel):
     # attention data-parallel: mean / busiest rank's decode tokens in a step (1 = even split)
     dp_balance: float = Field(1.0, gt=0, le=1)
     dp_balance_source: str = ""
+    # multiplies the default acceptance curve's accepted drafts per verify step (`SpecDecode`)
+    # for every engine; a deployment's declared acceptance length (`mtp_al`) is not scaled
+    acceptance_scale: float = Field(1.0, gt=0, le=1.5)
+    acceptance_source: str = ""
     # efficiency of a declared untuned kernel path (kernels=untuned) for quantised weights
     untuned_kernel_scale: float = Field(1.0, gt=0, le=1)
     untuned_source: str = ""
@@ -200,6 +211,25 @@ def frontend_owners(book: ProfileBook, framework: str) -> tuple[str, ...]:
     return (f"frameworks.{engine}", f"stacks.{stack}")
 
 
+def step_owner(book: ProfileBook, framework: str) -> str:
+    """The profile-book entry whose per-step fixed time `framework`'s engine steps pay:
+    `stacks.dynamo` for TensorRT-LLM workers under Dynamo where that stack names the engine,
+    else the engine's own (`frameworks.trt`)."""
+    stack, engine = split_framework(framework)
+    entry = book.stacks.get(stack) if stack else None
+    if entry is not None and engine in entry.engine_step_overhead_s:
+        return f"stacks.{stack}"
+    return f"frameworks.{engine}"
+
+
+def step_overhead(book: ProfileBook, framework: str) -> float:
+    """Seconds per engine step of `framework`'s fixed host time (`step_owner`)."""
+    stack, engine = split_framework(framework)
+    if step_owner(book, framework).startswith("stacks."):
+        return book.stacks[stack].engine_step_overhead_s[engine]
+    return book.frameworks[engine].step_overhead_s
+
+
 def frontend_cost(book: ProfileBook, framework: str) -> tuple[float, float]:
     """(seconds per request, seconds per prompt token) of `framework`'s front end: the sum over
     `frontend_owners`."""
@@ -227,6 +257,7 @@ class Applied:
     spec_max_num_seqs: int | None = None  # the seat limit under speculative decoding
     frontend_s: float = 0.0  # the serving stack's front end's fixed time per request
     frontend_s_per_token: float = 0.0  # and its time per prompt token (`frontend_cost`)
+    acceptance_scale: float = 1.0  # the book's, for the default acceptance curve (`SpecDecode`)
 
 
 def apply_profile(
@@ -252,9 +283,15 @@ def apply_profile(
     base = base or Efficiency()
     chain = (family, PARENT_FAMILY.get(family, ""), vendor)
     v = next((book.vendors[k] for k in chain if k in book.vendors), VendorEfficiency())
+    stack = split_framework(framework)[0]
+    if stack and stack not in book.stacks:
+        raise TargetError(
+            f"Unknown serving stack {stack!r} in framework {framework!r}; known: "
+            f"{', '.join(sorted(book.stacks))}."
+        )
     eff = replace(
         base,
-        step_overhead_s=prof.step_overhead_s,
+        step_overhead_s=step_overhead(book, framework),
         layer_overhead_s=prof.layer_overhead_s,
         moe_layer_overhead_s=prof.moe_layer_overhead_s,
         sparse_layer_overhead_s=prof.sparse_layer_overhead_s,
@@ -273,12 +310,6 @@ def apply_profile(
         mla16_head_layer_s=v.mla16_head_layer_s.get(name, 0.0),
     )
     tiers = [t for gib, t in sorted(prof.max_batched_tokens_from_gib.items()) if device_gib >= gib]
-    stack = split_framework(framework)[0]
-    if stack and stack not in book.stacks:
-        raise TargetError(
-            f"Unknown serving stack {stack!r} in framework {framework!r}; known: "
-            f"{', '.join(sorted(book.stacks))}."
-        )
     fixed, per_token = frontend_cost(book, framework)
     return Applied(
         eff,
@@ -290,4 +321,5 @@ def apply_profile(
         prof.spec_max_num_seqs,
         fixed,
         per_token,
+        book.acceptance_scale,
     )

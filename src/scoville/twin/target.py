@@ -37,6 +37,7 @@ def twin_info(cfg: TwinConfig) -> dict[str, Any]:
         "engine": asdict(cfg.engine),
         "efficiency": asdict(cfg.efficiency),
         "n_accelerators": cfg.n_accelerators,
+        "engine_defaults": list(cfg.notes),
     }
 
 
