@@ -244,8 +244,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # each with one look at 05:10Z; blind16 (frozen 2026-12-04T06:01Z) judged the book shipped
     # after that look (the scales taken out again), with one look at 19:30Z; blind17 (frozen
     # 2026-12-04T19:51Z) judged SGLang's 16-bit MLA decode path and the attention rate, with
-    # one look at 22:27Z; blind18 (frozen 2026-12-04T22:46Z) is held for the next model change
-    assert book.held_splits() == ("blind18",)
+    # one look at 22:27Z; blind18 (frozen 2026-12-04T22:46Z) judged the TEP all-reduces, Dynamo's
+    # own TensorRT-LLM step time and the acceptance scale, with one look at 2026-12-06T02:30Z
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -253,6 +254,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind15", "2026-12-04T04:31Z", "2026-12-04T05:10Z"),
         ("blind16", "2026-12-04T06:01Z", "2026-12-04T19:30Z"),
         ("blind17", "2026-12-04T19:51Z", "2026-12-04T22:27Z"),
+        ("blind18", "2026-12-04T22:46Z", "2026-12-06T02:30Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
