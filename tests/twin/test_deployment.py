@@ -319,7 +319,7 @@ def test_a_cap_the_engine_chose_itself_is_said() -> None:
     q = "twin:H200/GLM-5?tp=8&precision=fp8&framework=sglang"
     (note,) = parse_twin_url(q + "&mtp=3&dp_attention=1").notes
     assert note.startswith("max_num_seqs=6 per rank: sglang caps running requests at 48")
-    assert "set max_num_seqs=" in note
+    assert "the twin URL option max_num_seqs= deploys another cap" in note
     assert parse_twin_url(q + "&mtp=3&max_num_seqs=256").notes == ()
     assert parse_twin_url(q).notes == ()
     assert parse_twin_url(q + "&mtp=3").notes != parse_twin_url(q).notes

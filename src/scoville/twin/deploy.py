@@ -112,7 +112,7 @@ def apply_deploy_options(
         notes.append(
             f"max_num_seqs={per_rank} per rank: {d.framework} caps running requests at "
             f"{applied.spec_max_num_seqs} under speculative decoding when the deployment sets no "
-            "max_num_seqs; the rest queue (set max_num_seqs= to deploy another cap)"
+            "max_num_seqs; the rest queue (the twin URL option max_num_seqs= deploys another cap)"
         )
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
     return replace(
