@@ -69,7 +69,11 @@ def test_every_request_is_accounted_for(soak_dir: Path) -> None:
     s = json.loads((soak_dir / "soak.json").read_text())
     a = s["accounting"]
     assert a["adds_up"] and a["sent"] == a["ok"] + a["failed"] + a["cancelled"]
-    assert a["failed"] >= 1  # the kill cut the streams in flight on replica 1
+    # The kill reached the traffic on replica 1: a stream it cut mid-answer fails, and a request
+    # whose connection the dead replica refused is retried by the router on another one. Which
+    # of the two happens depends on where the closed-loop streams stood at that instant (a CI
+    # run saw only the retry: failed 0, router_retried 1); without the kill both are 0.
+    assert a["failed"] + a["router_retried"] >= 1
     lines = (soak_dir / "records.jsonl").read_text().splitlines()
     rows = [json.loads(line) for line in lines]  # every line is valid JSON
     records = [r for r in rows if r["type"] == "record"]
