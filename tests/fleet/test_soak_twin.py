@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+# Three closed-loop streams a replica (not two): with replica 2 slowed 3x, most streams wait on
+# it, and with two a replica the killed one sometimes held no stream at the kill
 SPEC = """
 replicas: 3
 duration_s: 40
-streams_per_replica: 2
+streams_per_replica: 3
 isl_tokens: 16
 twin_speedup: 0.25
 osl_tokens: 16
