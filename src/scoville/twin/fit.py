@@ -94,7 +94,7 @@ class FreeParam:
         if parts[0] == "frameworks":
             return _engine_touches(parts, owner)
         if parts[0] == "vendors":
-            return _stack_touches(parts, owner)
+            return _kernel_stack_touches(parts, owner)
         return True
 
     @property
@@ -123,7 +123,7 @@ def _engine_touches(parts: list[str], owner: Owner) -> bool:
     return owner.engine == parts[1]
 
 
-def _stack_touches(parts: list[str], owner: Owner) -> bool:
+def _kernel_stack_touches(parts: list[str], owner: Owner) -> bool:
     """Whether a hardware family's or vendor's kernel-stack factor (`vendors.<family>.<factor>`)
     is in `owner`'s prediction."""
     if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
