@@ -193,6 +193,36 @@ def test_the_fit_loss_counts_ttft_at_half_weight(monkeypatch: pytest.MonkeyPatch
     assert fit_mod.loss([q], load_profiles()) == pytest.approx(math.log(2) / 2)
 
 
+def test_expert_parallel_experts_pay_the_ep_paths_own_moe_layer_cost() -> None:
+    hw = CAT.get_hardware("B200")
+    r1 = CAT.get_model("DeepSeek-R1")  # 58 MoE layers
+    eff = Efficiency(
+        step_overhead_s=0.0, layer_overhead_s=0.0, moe_layer_overhead_s=10e-6,
+        ep_moe_layer_overhead_s=30e-6,
+    )  # fmt: skip
+    tp = StepModel(hw, r1, Parallel(tp=8), eff).cost(BATCH).overhead_s
+    tep = StepModel(hw, r1, Parallel(tp=8, ep=8), eff).cost(BATCH).overhead_s
+    dep = StepModel(hw, r1, Parallel(tp=8, dp_attention=True), eff).cost(BATCH).overhead_s
+    assert tp == pytest.approx(58 * 10e-6)
+    assert tep == pytest.approx(58 * 30e-6) and dep == pytest.approx(58 * 30e-6)
+    # without a cost of its own the EP path pays the tensor-parallel path's
+    same = replace(eff, ep_moe_layer_overhead_s=None)
+    assert StepModel(hw, r1, Parallel(tp=8, ep=8), same).cost(BATCH).overhead_s == tp
+
+
+def test_the_ep_paths_cost_is_fitted_on_expert_parallel_rows_only() -> None:
+    tp = owner("twin:B200/DeepSeek-R1?tp=8&precision=fp8&framework=sglang")
+    tep = owner("twin:B200/DeepSeek-R1?tp=8&ep=8&precision=fp8&framework=sglang")
+    dense = owner("twin:B200/Llama-3.1-70B?tp=8&ep=8&precision=fp8&framework=sglang")
+    assert tep.expert_parallel and not tp.expert_parallel and not dense.expert_parallel
+    ep_cost = FreeParam("frameworks.sglang.ep_moe_layer_overhead_s", 1e-7, 80e-6)
+    tp_cost = FreeParam("frameworks.sglang.moe_layer_overhead_s", 1e-7, 80e-6)
+    assert ep_cost.touches(tep) and not ep_cost.touches(tp) and not ep_cost.touches(dense)
+    # the shipped book sets SGLang's EP path apart, so its TP-path cost leaves EP rows alone
+    assert tep.ep_moe_own and tp_cost.touches(tp) and not tp_cost.touches(tep)
+    assert not FreeParam("frameworks.trt.ep_moe_layer_overhead_s", 1e-7, 80e-6).touches(tep)
+
+
 def test_the_sparse_path_is_paid_on_indexer_layers_only() -> None:
     # indexer layers by the configs: GLM-5 and DeepSeek-V3.2 index on every layer (78, 61);
     # DeepSeek-V4-Flash only on its ratio-4 layers (21 of 43); DeepSeek-R1 has no indexer

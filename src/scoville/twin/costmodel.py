@@ -94,10 +94,13 @@ class StepModel:
         self.act_bytes_per_token = activation_bytes_per_token(
             model, shape, par.tp, self.ep, par.dp_attention
         )
+        moe_s = eff.moe_layer_overhead_s
+        if self.ep > 1 and eff.ep_moe_layer_overhead_s is not None:
+            moe_s = eff.ep_moe_layer_overhead_s  # the expert-parallel path's own kernels
         self.overhead_s = (
             eff.step_overhead_s
             + eff.layer_overhead_s * model.num_layers
-            + eff.moe_layer_overhead_s * shape.n_moe_layers
+            + moe_s * shape.n_moe_layers
             + eff.sparse_layer_overhead_s * model.n_indexer_layers
         )
         self.spec = par.spec

@@ -120,6 +120,10 @@ def _engine_touches(parts: list[str], owner: Owner) -> bool:
         return False  # only a model with an indexer runs the sparse-attention kernels
     if parts[2] in SPEC_ONLY and not owner.speculative:
         return False  # only a speculative deployment verifies drafts
+    if parts[2] == "ep_moe_layer_overhead_s" and not owner.expert_parallel:
+        return False  # only expert-parallel experts run the EP path
+    if parts[2] == "moe_layer_overhead_s" and owner.expert_parallel and owner.ep_moe_own:
+        return False  # an EP path with a cost of its own does not pay the TP path's
     return owner.engine == parts[1]
 
 
@@ -170,6 +174,9 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.atom.layer_overhead_s", 2e-6, 80e-6),
     *(FreeParam(f"frameworks.{fw}.moe_layer_overhead_s", 1e-7, 80e-6) for fw in FRAMEWORKS),
+    # the expert-parallel path's per-MoE-layer cost after the tensor-parallel path's, on the
+    # rows with expert-parallel experts only; the same bounds
+    *(FreeParam(f"frameworks.{fw}.ep_moe_layer_overhead_s", 1e-7, 80e-6) for fw in FRAMEWORKS),
     # the sparse-attention path (indexer, top-k) after the per-layer costs every model pays,
     # bounded at twice the per-layer bound: a dozen small kernels on every indexer layer
     *(FreeParam(f"frameworks.{fw}.sparse_layer_overhead_s", 1e-6, 160e-6) for fw in FRAMEWORKS),
@@ -319,6 +326,8 @@ class Owner:
     mla16: bool = False  # MLA attention over a 16-bit latent cache
     step_owner: str = ""  # the entry whose per-step fixed time its steps pay (`step_owner`)
     default_acceptance: bool = False  # speculative, on the default acceptance curve
+    expert_parallel: bool = False  # routed experts expert-parallel (TEP or wide EP)
+    ep_moe_own: bool = False  # its engine sets the EP path's per-MoE-layer cost apart
 
     @property
     def engine(self) -> str:
@@ -375,4 +384,6 @@ def _owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
         mla16_cache(cfg.model, cfg.parallel),
         step_owner(book, framework),
         cfg.parallel.spec.draft_tokens > 0 and cfg.parallel.spec.acceptance_length is None,
+        cfg.model.is_moe and (cfg.parallel.ep > 1 or cfg.parallel.dp_attention),
+        book.frameworks[engine_of(framework)].ep_moe_layer_overhead_s is not None,
     )

@@ -62,6 +62,9 @@ class Efficiency:
     alltoall_latency_s: float = 15e-6  # dispatch/combine latency per MoE layer in a domain
     layer_overhead_s: float = 20e-6  # per layer per step: kernel fixed latency, graph replay
     moe_layer_overhead_s: float = 0.0  # more per MoE layer per step (routing, permutes)
+    # the same where the experts are expert-parallel (TEP, wide EP): the EP path's own kernels
+    # (permuting tokens into the local experts' buffers and back); None = moe_layer_overhead_s
+    ep_moe_layer_overhead_s: float | None = None
     # more per sparse-attention (indexer) layer per step: the indexer's projections, key
     # quantisation, logits and top-k, small kernels whose fixed latency a small batch pays
     sparse_layer_overhead_s: float = 0.0

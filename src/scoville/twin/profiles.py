@@ -34,6 +34,9 @@ class Profile(BaseModel):
     layer_overhead_s: float = Field(..., ge=0)
     # more per mixture-of-experts layer (router, permute, two grouped GEMMs, un-permute)
     moe_layer_overhead_s: float = Field(0.0, ge=0)
+    # the same where the experts are expert-parallel (TEP or wide EP, `Efficiency`); None = as
+    # the tensor-parallel path's
+    ep_moe_layer_overhead_s: float | None = Field(None, ge=0)
     # more per sparse-attention layer (an indexer's projections, logits and top-k kernels)
     sparse_layer_overhead_s: float = Field(0.0, ge=0)
     # more per decoding sequence per speculative (MTP) verify step (`Efficiency`)
@@ -294,6 +297,7 @@ def apply_profile(
         step_overhead_s=step_overhead(book, framework),
         layer_overhead_s=prof.layer_overhead_s,
         moe_layer_overhead_s=prof.moe_layer_overhead_s,
+        ep_moe_layer_overhead_s=prof.ep_moe_layer_overhead_s,
         sparse_layer_overhead_s=prof.sparse_layer_overhead_s,
         spec_seq_overhead_s=prof.spec_seq_overhead_s,
         draft_pass_overhead_s=prof.draft_pass_overhead_s,
