@@ -254,9 +254,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # 2026-12-04T19:51Z) judged SGLang's 16-bit MLA decode path and the attention rate, with
     # one look at 22:27Z; blind18 (frozen 2026-12-04T22:46Z) judged the TEP all-reduces, Dynamo's
     # own TensorRT-LLM step time and the acceptance scale, with one look at 2026-12-06T02:30Z;
-    # blind19 (the June 2026 capture of the history file) is frozen for the next change and
-    # has not been looked at: it is the one split held
-    assert book.held_splits() == ("blind19",)
+    # blind19 (frozen 2026-12-06T03:44Z, the June 2026 capture of the history file) judged the
+    # expert-parallel path's own per-MoE-layer cost, with one look at 04:16Z
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -265,6 +265,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind16", "2026-12-04T06:01Z", "2026-12-04T19:30Z"),
         ("blind17", "2026-12-04T19:51Z", "2026-12-04T22:27Z"),
         ("blind18", "2026-12-04T22:46Z", "2026-12-06T02:30Z"),
+        ("blind19", "2026-12-06T03:44Z", "2026-12-06T04:16Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
