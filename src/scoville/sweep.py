@@ -88,6 +88,12 @@ class _Ticker:
         self.point_id, self.on_progress = plan.point_id, on_progress
         self.total, self.done, self.tokens = len(plan.warmup) + len(plan.measured), 0, 0
 
+    def start(self) -> None:
+        """The point begins: its bar appears at 0, so its elapsed time and rate count from its
+        start, not from its first completed request."""
+        if self.on_progress:
+            self.on_progress(self.point_id, 0, self.total, 0)
+
     def __call__(self, r: RequestRecord) -> None:
         self.done += 1
         self.tokens += r.output_tokens
@@ -117,6 +123,7 @@ async def _run_inline(
     """One point in this process; with a target margin, until the margin is reached or every
     planned (cap) request is sent: one `MarginTracker` per point sees each record."""
     tick = _Ticker(plan, args.on_progress)
+    tick.start()
     rule = stop_rule_for(spec.load, len(plan.measured))
     if rule is None:
         return await executor.run_point(plan, sink, tick)
@@ -155,10 +162,11 @@ async def _run_scaled(
     on_progress: OnProgress | None,
 ) -> PointWindow:
     """One point over several client processes (local or Ray); records merged into `sink`."""
+    tick = _Ticker(plan, on_progress)
+    tick.start()
     records, window, results = await asyncio.to_thread(
         run_point_scaled, _worker_target(target, spec), plan, workers, work_dir
     )
-    tick = _Ticker(plan, on_progress)
     for r in records:
         sink.write(r)
         tick(r)

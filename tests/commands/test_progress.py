@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from scoville.commands._progress import (
@@ -115,3 +116,30 @@ def test_a_run_that_reaches_its_margin_tells_the_display(tmp_path: Path) -> None
         assert progress.bar("c1") == (36, 36, "point c1 (margin reached at 36 of 200)")
         assert progress.bar("c4") == (39, 39, "point c4 (margin reached at 39 of 200)")
         assert progress.bar("sweep")[:2] == (75, 75)
+
+
+def test_a_points_rate_counts_from_its_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scoville.commands._progress as display
+
+    clock = iter([0.0, 10.0, 20.0])  # the start, then two completions 10 s apart
+    monkeypatch.setattr(display.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    spec = load_spec(None, ["load.concurrency=1"])
+    with RunProgress(Console(file=out, width=100, force_terminal=False), spec) as progress:
+        progress.point("c1", 0, 28, 0)
+        progress.point("c1", 1, 28, 640)
+        progress.point("c1", 2, 28, 1280)
+        assert progress.bar("c1")[:2] == (2, 28)
+    # 1280 tokens in the 20 s since the point started (not 128 tok/s over the 10 s since the
+    # first completion)
+    assert "64 tok/s" in out.getvalue().splitlines()[-1]
+
+
+def test_every_point_announces_its_start_before_its_first_request_ends(tmp_path: Path) -> None:
+    sets = ["target.url=twin:H200/Llama-3.1-8B?executor=fast", "shape.isl_tokens=64"]
+    spec = load_spec(None, [*sets, "shape.osl_tokens=8", "load.concurrency=1,4"])
+    calls: list[tuple[str, int, int, int]] = []
+    run_benchmark(spec, tmp_path, lambda *a: calls.append(a))
+    for point_id in ("c1", "c4"):
+        mine = [c for c in calls if c[0] == point_id]
+        assert mine[0][1:] == (0, mine[0][2], 0) and [c[1] for c in mine[1:3]] == [1, 2]

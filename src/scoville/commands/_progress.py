@@ -89,7 +89,8 @@ class RunProgress:
         self._progress.console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}")
 
     def point(self, point_id: str, done: int, total: int, tokens: int) -> None:
-        """One more request of `point_id` completed (`tokens`: its output tokens so far)."""
+        """One more request of `point_id` completed (`tokens`: its output tokens so far); at
+        `done` 0 the point starts, and its elapsed time and rate count from then."""
         now_s = time.monotonic()
         if self._overall is None:
             total_all = sum(self._sizes.values())
