@@ -137,6 +137,7 @@ def simulate_cmd(
     import time
 
     from scoville.pipeline import run_benchmark
+    from scoville.twin.coverage import uncalibrated
     from scoville.twin.simulate import twin_spec
 
     t0 = time.perf_counter()
@@ -186,6 +187,8 @@ def simulate_cmd(
         console.print(f"[yellow]assumed[/yellow] {field}: {escape(why)}")
     for note in cfg.notes:
         console.print(f"[yellow]engine default[/yellow] {escape(note)}")
+    for line in uncalibrated(cfg):
+        console.print(f"[yellow]uncalibrated[/yellow] {escape(line)}")
     if not no_bundle:
         run_dir = result.run_dir
         console.print(f"bundle: {run_dir}  (report: {run_dir / 'report.html'})")

@@ -99,14 +99,18 @@ def validate_cmd(
 
 
 def _print_sources(points: list[CalPoint]) -> None:
-    """Each point's source, and any setting its engine chose because the row's deployment
-    left it unset (`TwinConfig.notes`)."""
+    """Each point's source, any setting its engine chose because the row's deployment left it
+    unset (`TwinConfig.notes`), and any factor it rests on that no dev row informs."""
+    from scoville.twin.coverage import uncalibrated
     from scoville.twin.target import parse_twin_url
 
     for p in points:
         console.print(f"{p.id}: {escape(p.source)}")
-        for note in parse_twin_url(p.url).notes:
+        cfg = parse_twin_url(p.url)
+        for note in cfg.notes:
             console.print(f"{p.id}: [yellow]engine default[/yellow] {escape(note)}")
+        for line in uncalibrated(cfg):
+            console.print(f"{p.id}: [yellow]uncalibrated[/yellow] {escape(line)}")
 
 
 def _print_regimes(rows: list[Comparison], split: str) -> None:

@@ -23,6 +23,7 @@ from scoville.twin.calibration import (
     simulate_point,
     stalled_start,
 )
+from scoville.twin.cluster import TwinConfig
 from scoville.twin.layout import format_class, mla16_cache
 from scoville.twin.profiles import (
     STACK_PREFIXES,
@@ -358,9 +359,13 @@ def fittable(prm: FreeParam, owners: Sequence[Owner]) -> bool:
 
 
 def _owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
-    """What `p`'s prediction depends on; `book` (the shipped one if None) says which front ends
-    its requests pass, a fact of the serving stack that no fit moves."""
-    cfg = parse_twin_url(p.url)
+    """What `p`'s prediction depends on (`owner_of` its deployment)."""
+    return owner_of(parse_twin_url(p.url), book)
+
+
+def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
+    """What a prediction for deployment `cfg` depends on; `book` (the shipped one if None) says
+    which front ends its requests pass, a fact of the serving stack that no fit moves."""
     fmt = ""
     if cfg.model.is_moe:
         fmt = format_class(

@@ -22,7 +22,10 @@ def parse_twin_url(url: str) -> TwinConfig:
 
 
 def twin_info(cfg: TwinConfig) -> dict[str, Any]:
-    """Facts for the run manifest: what was simulated, with the catalogue sources."""
+    """Facts for the run manifest: what was simulated, with the catalogue sources, and the
+    free parameters it rests on that no calibration row informs (`coverage.uncalibrated`)."""
+    from scoville.twin.coverage import uncalibrated  # it reads the calibration, which reads this
+
     d = cfg.disagg
     return {
         "hardware": cfg.hardware.name,
@@ -38,6 +41,7 @@ def twin_info(cfg: TwinConfig) -> dict[str, Any]:
         "efficiency": asdict(cfg.efficiency),
         "n_accelerators": cfg.n_accelerators,
         "engine_defaults": list(cfg.notes),
+        "uncalibrated": list(uncalibrated(cfg)),
     }
 
 
