@@ -221,6 +221,14 @@ def test_the_ep_paths_cost_is_fitted_on_expert_parallel_rows_only() -> None:
     # the shipped book sets SGLang's EP path apart, so its TP-path cost leaves EP rows alone
     assert tep.ep_moe_own and tp_cost.touches(tp) and not tp_cost.touches(tep)
     assert not FreeParam("frameworks.trt.ep_moe_layer_overhead_s", 1e-7, 80e-6).touches(tep)
+    # a DEP prefill pool beside TP-sliced decode workers runs both paths, so both costs read it
+    mixed = owner(
+        "twin:B200/DeepSeek-R1?tp=8&precision=fp8&kv=fp8&disagg=1P3D&prefill_tp=8"
+        "&prefill_attention=dp&framework=dynamo-trt"
+    )
+    assert mixed.expert_parallel and mixed.tp_sliced
+    for cost in ("moe_layer_overhead_s", "ep_moe_layer_overhead_s"):
+        assert FreeParam(f"frameworks.trt.{cost}", 1e-7, 80e-6).touches(mixed), cost
 
 
 def test_the_sparse_path_is_paid_on_indexer_layers_only() -> None:

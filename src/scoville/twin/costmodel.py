@@ -71,7 +71,7 @@ class StepModel:
             self.fabric.check_group(par.tp, "tp", hw.name)
         # ranks sharing the batch (data-parallel attention) and ranks sharing the experts
         self.dp = par.dp
-        self.ep = par.tp if (par.dp_attention or par.ep > 1) else 1
+        self.ep = par.expert_ranks
         shape = model_shape(model)
         self.shape = shape
         fmts = effective_formats(model, par.precision, hw.fp4_weight_format)

@@ -124,7 +124,9 @@ def _engine_touches(parts: list[str], owner: Owner) -> bool:
     if parts[2] == "ep_moe_layer_overhead_s" and not owner.expert_parallel:
         return False  # only expert-parallel experts run the EP path
     if parts[2] == "moe_layer_overhead_s" and owner.expert_parallel and owner.ep_moe_own:
-        return False  # an EP path with a cost of its own does not pay the TP path's
+        # an EP path with a cost of its own does not pay the TP path's, unless another pool
+        # (a disaggregated deployment's prefill or decode workers) runs TP-sliced experts
+        return owner.tp_sliced and owner.engine == parts[1]
     return owner.engine == parts[1]
 
 
@@ -327,7 +329,8 @@ class Owner:
     mla16: bool = False  # MLA attention over a 16-bit latent cache
     step_owner: str = ""  # the entry whose per-step fixed time its steps pay (`step_owner`)
     default_acceptance: bool = False  # speculative, on the default acceptance curve
-    expert_parallel: bool = False  # routed experts expert-parallel (TEP or wide EP)
+    expert_parallel: bool = False  # some pool's routed experts expert-parallel (TEP, wide EP)
+    tp_sliced: bool = False  # some pool's routed experts TP-sliced
     ep_moe_own: bool = False  # its engine sets the EP path's per-MoE-layer cost apart
 
     @property
@@ -375,6 +378,10 @@ def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
         )
     framework = cfg.labels.get("framework", "vllm")
     book = book or load_profiles()
+    # the replica layouts whose steps the prediction holds: a disaggregated deployment's
+    # prefill workers may shard the experts otherwise than its decode workers
+    pools = (cfg.parallel, cfg.prefill_parallel()) if cfg.disagg else (cfg.parallel,)
+    ep_ranks = [par.expert_ranks for par in pools] if cfg.model.is_moe else []
     return Owner(
         cfg.model.name,
         framework,
@@ -389,6 +396,7 @@ def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
         mla16_cache(cfg.model, cfg.parallel),
         step_owner(book, framework),
         cfg.parallel.spec.draft_tokens > 0 and cfg.parallel.spec.acceptance_length is None,
-        cfg.model.is_moe and (cfg.parallel.ep > 1 or cfg.parallel.dp_attention),
+        any(n > 1 for n in ep_ranks),
+        any(n == 1 for n in ep_ranks),
         book.frameworks[engine_of(framework)].ep_moe_layer_overhead_s is not None,
     )

@@ -138,6 +138,12 @@ class Parallel:
         """Attention data-parallel ranks: the tp ranks under DP attention, else 1."""
         return self.tp if self.dp_attention else 1
 
+    @property
+    def expert_ranks(self) -> int:
+        """Ranks the routed experts are sharded over as whole experts: the tp ranks under EP or
+        DP attention, else 1 (every rank holds a TP slice of every expert)."""
+        return self.tp if (self.dp_attention or self.ep > 1) else 1
+
 
 def mla16_cache(model: ModelArch, par: Parallel) -> bool:
     """Whether the replica decodes MLA attention over a 16-bit latent cache: the case a kernel
