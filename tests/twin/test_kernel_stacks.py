@@ -353,6 +353,19 @@ def test_the_16_bit_mla_path_is_a_kernel_stack_factor_of_16_bit_mla_rows() -> No
         assert prm.touches(bf16) and not prm.touches(fp8) and not prm.touches(qwen)
         assert not prm.touches(h200)  # another family's kernels
         assert not prm.touches(kimi) and prm.touches(mori)  # the engine's path, behind any stack
-        # a kernel-stack factor: it describes the stack only where two models inform it
+        # a kernel-stack factor, but the path's kernel reads only the latent cache, so one
+        # model's rows inform it (an expert-format factor still needs two)
         assert prm.per_stack and not prm.family_wide
-        assert not fittable(prm, [bf16]) and fittable(prm, [bf16, replace(bf16, model="GLM-5")])
+        assert fittable(prm, [bf16]) and not fittable(prm, [])
+        expert = FreeParam("vendors.CDNA4.expert_bw.fp4", 0.1, 1.4)
+        assert expert.touches(bf16) and not fittable(expert, [bf16])
+        assert fittable(expert, [bf16, replace(bf16, model="GLM-5")])
+
+
+def test_every_mla_model_has_the_latent_shape_the_16_bit_path_was_fitted_on() -> None:
+    # the premise of fitting the 16-bit MLA path from one model's rows: its kernel sees the
+    # same latent cache shape for every MLA model, so no model's port hides in it; a model
+    # with another shape would need the two-model rule back
+    mla = [m for m in CAT.models.values() if m.attention == "mla"]
+    assert {"DeepSeek-R1", "Kimi-K2.5", "GLM-5", "DeepSeek-V3.2"} <= {m.name for m in mla}
+    assert {(m.kv_lora_rank, m.qk_rope_head_dim) for m in mla} == {(512, 64)}

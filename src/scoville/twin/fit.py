@@ -105,12 +105,23 @@ class FreeParam:
 
     @property
     def per_stack(self) -> bool:
-        """A kernel-stack factor (expert_bw, expert_gemm, an engine's mla16_*): fitted only where
-        two or more models inform it, so that it describes the stack rather than one model's
-        port."""
+        """A kernel-stack factor (expert_bw, expert_gemm, an engine's mla16_*), keyed by hardware
+        family rather than shared by it; fitted only where rows of `stack_models` models inform
+        it."""
         return any(k in self.name for k in (".expert_bw.", *MLA16)) or self.name.endswith(
             ".expert_gemm"
         )
+
+    @property
+    def stack_models(self) -> int:
+        """Models whose dev rows this parameter needs before it is fitted. A kernel-stack
+        factor needs STACK_MODELS, so that it is not one model's port. The 16-bit MLA decode
+        path needs one: its kernel reads only the latent cache, whose shape (a 512-wide latent
+        and a 64-wide rotary part) every MLA model of the catalogue shares, and its per-head
+        time scales with the heads a rank holds; nothing in it is a model's own code."""
+        if any(k in self.name for k in MLA16):
+            return 1
+        return STACK_MODELS if self.per_stack else 1
 
 
 def _engine_touches(parts: list[str], owner: Owner) -> bool:
@@ -356,9 +367,9 @@ def lone_row(o: Owner, lone: set[tuple[str, str]]) -> bool:
 
 
 def fittable(prm: FreeParam, owners: Sequence[Owner]) -> bool:
-    """Whether dev rows can fit `prm`: some row depends on it, and a kernel-stack factor is
-    informed by STACK_MODELS or more models."""
-    return bool(owners) and (not prm.per_stack or len({o.model for o in owners}) >= STACK_MODELS)
+    """Whether dev rows can fit `prm`: some row depends on it, and rows of as many models as it
+    needs (`FreeParam.stack_models`) inform it."""
+    return bool(owners) and len({o.model for o in owners}) >= prm.stack_models
 
 
 def _owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
