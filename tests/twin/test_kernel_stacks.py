@@ -288,9 +288,14 @@ def test_the_16_bit_mla_path_is_the_named_engines_on_its_kernel_stack() -> None:
     ):  # fmt: skip
         eff = apply_profile(book, framework, "AMD", family="CDNA4").efficiency
         assert (eff.mla16_rate, eff.mla16_head_layer_s) == (rate, head_s), framework
-    # another family (MI300X is CDNA3) does not run CDNA4's kernels
+    # another family (MI300X is CDNA3) does not run CDNA4's kernels: it has its own values
     eff = apply_profile(book, "sglang", "AMD", family="CDNA3").efficiency
-    assert (eff.mla16_rate, eff.mla16_head_layer_s) == (1.0, 0.0)
+    cdna3 = book.vendors["CDNA3"]
+    assert (eff.mla16_rate, eff.mla16_head_layer_s) == (
+        cdna3.mla16_rate["sglang"],
+        cdna3.mla16_head_layer_s["sglang"],
+    )
+    assert (eff.mla16_rate, eff.mla16_head_layer_s) != (0.1, 1e-6)
 
 
 def test_the_16_bit_mla_decode_path_is_paid_on_a_16_bit_latent_cache_only() -> None:
