@@ -104,6 +104,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind18",
             "blind19",
             "blind20",
+            "blind21",
         )
         and not p.was
     )
@@ -150,7 +151,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
     assert (
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
         "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16, "
-        "blind17, blind18, blind19, blind20 or all." in out
+        "blind17, blind18, blind19, blind20, blind21 or all." in out
     )
 
 
@@ -210,6 +211,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind18", 33),
         ("blind19", 107),
         ("blind20", 35),
+        ("blind21", 70),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -257,9 +259,10 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # one look at 22:27Z; blind18 (frozen 2026-12-04T22:46Z) judged the TEP all-reduces, Dynamo's
     # own TensorRT-LLM step time and the acceptance scale, with one look at 2026-12-06T02:30Z;
     # blind19 (frozen 2026-12-06T03:44Z, the June 2026 capture of the history file) judged the
-    # expert-parallel path's own per-MoE-layer cost, with one look at 04:16Z; blind20 is frozen
-    # and not yet looked at
-    assert book.held_splits() == ("blind20",)
+    # expert-parallel path's own per-MoE-layer cost, with one look at 04:16Z; blind20 and blind21
+    # (frozen 2026-12-06T06:11Z, the same capture's runs no row names) are frozen and not yet
+    # looked at
+    assert book.held_splits() == ("blind20", "blind21")
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
