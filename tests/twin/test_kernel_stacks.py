@@ -12,7 +12,7 @@ import pytest
 from scoville.errors import TargetError
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
-from scoville.twin.fit import FreeParam, Owner, fittable
+from scoville.twin.fit import FREE_PARAMS, FreeParam, Owner, fittable
 from scoville.twin.layout import format_class
 from scoville.twin.profiles import VendorEfficiency, apply_profile, load_profiles
 from scoville.twin.target import parse_twin_url
@@ -374,3 +374,40 @@ def test_every_mla_model_has_the_latent_shape_the_16_bit_path_was_fitted_on() ->
     mla = [m for m in CAT.models.values() if m.attention == "mla"]
     assert {"DeepSeek-R1", "Kimi-K2.5", "GLM-5", "DeepSeek-V3.2"} <= {m.name for m in mla}
     assert {(m.kv_lora_rank, m.qk_rope_head_dim) for m in mla} == {(512, 64)}
+
+
+def test_each_cache_dtype_pays_its_own_mla_decode_path() -> None:
+    hw = CAT.get_hardware("MI325X")
+    r1, qwen = CAT.get_model("DeepSeek-R1"), CAT.get_model("Qwen3.5-397B-A17B")
+    both = Efficiency(mla16_head_layer_s=1e-6, mla8_head_layer_s=2e-6, mla8_rate=0.05)
+    fp8 = Parallel(tp=8, kv_dtype="fp8")
+    bf16 = Parallel(tp=8)
+    b = StepBatch(n_decode=16, decode_ctx_tokens=16 * 8192, n_sampled=16)
+    # 128 heads over TP8 = 16 heads on a GPU, 61 layers: the FP8 path's 16 x 61 x 2 us a step
+    fp8_base, fp8_own = StepModel(hw, r1, fp8).cost(b), StepModel(hw, r1, fp8, both).cost(b)
+    assert fp8_own.overhead_s - fp8_base.overhead_s == pytest.approx(1.952e-3)
+    # and its own rate: at 5 % of the BF16 peak the decode attention takes longer on top
+    assert fp8_own.total_s - fp8_base.total_s > 1.952e-3
+    # a 16-bit cache pays the 16-bit path only (1 us a head and layer, no rate of its own)
+    bf16_own = StepModel(hw, r1, bf16, both).cost(b)
+    bf16_base = StepModel(hw, r1, bf16).cost(b)
+    assert bf16_own.overhead_s - bf16_base.overhead_s == pytest.approx(0.976e-3)
+    assert bf16_own.compute_s == bf16_base.compute_s
+    # a model without MLA pays neither
+    q = Parallel(tp=8, precision="fp8", kv_dtype="fp8")
+    assert StepModel(hw, qwen, q, both).cost(b) == StepModel(hw, qwen, q).cost(b)
+
+
+def test_the_fp8_mla_path_is_a_factor_of_fp8_mla_rows_of_its_engine_and_family() -> None:
+    fp8 = owner("twin:MI325X/DeepSeek-R1?tp=8&kv=fp8&framework=sglang")
+    bf16 = owner("twin:MI325X/DeepSeek-R1?tp=8&framework=sglang")
+    mi355 = owner("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&kv=fp8&framework=sglang")
+    vllm = owner("twin:MI325X/DeepSeek-R1?tp=8&kv=fp8&framework=vllm")
+    assert fp8.mla8 and not fp8.mla16 and bf16.mla16 and not bf16.mla8
+    for name in ("vendors.CDNA3.mla8_head_layer_s.sglang", "vendors.CDNA3.mla8_rate.sglang"):
+        prm = next(p for p in FREE_PARAMS if p.name == name)
+        assert prm.touches(fp8) and not prm.touches(bf16)
+        assert not prm.touches(mi355) and not prm.touches(vllm)
+        assert prm.per_stack and prm.stack_models == 1 and fittable(prm, [fp8])
+    mla16 = next(p for p in FREE_PARAMS if p.name == "vendors.CDNA3.mla16_rate.sglang")
+    assert mla16.touches(bf16) and not mla16.touches(fp8)

@@ -20,6 +20,7 @@ from scoville.twin.layout import (
     Parallel,
     SpecDecode,
     compute_dtype,
+    mla8_cache,
     mla16_cache,
     peak_flops,
 )
@@ -167,13 +168,18 @@ class StepModel:
         self.attn_prefill_full = lay.prefill_flops_per_pair / heads
         self.attn_prefill_swa = lay.prefill_flops_per_window_pair / heads
         self.attn_per_query = lay.flops_per_query / heads
-        # MLA decode over a 16-bit latent cache: the kernel stack's own path for it (its compute
-        # rate and a fixed time per attention head on this GPU per layer), where it has one
+        # MLA decode over a 16-bit or an FP8 latent cache: the kernel stack's own path for each
+        # (its compute rate and a fixed time per attention head on this GPU per layer), where it
+        # has one
         self.mla16 = mla16_cache(m, par)
+        rate, head_layer_s = 1.0, 0.0
+        if self.mla16:
+            rate, head_layer_s = self.eff.mla16_rate, self.eff.mla16_head_layer_s
+        elif mla8_cache(m, par):
+            rate, head_layer_s = self.eff.mla8_rate, self.eff.mla8_head_layer_s
         heads_here = m.num_attention_heads / (1 if par.dp_attention else par.tp)
-        self.mla16_fixed_s = (
-            self.eff.mla16_head_layer_s * heads_here * m.num_layers if self.mla16 else 0.0
-        )
+        self.mla_rate = rate
+        self.mla_fixed_s = head_layer_s * heads_here * m.num_layers
 
     def _init_comm(self, hw: Hardware, model: ModelArch, par: Parallel) -> None:
         self.collectives = StepCollectives.of(
@@ -224,7 +230,7 @@ class StepModel:
         comm_s = self.collectives.step_s(tokens, self._rank_tokens(b, tokens))
         overhead_s = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
         if b.n_decode:
-            overhead_s += self.mla16_fixed_s
+            overhead_s += self.mla_fixed_s
         floor_s = max(flops_sum / self.best_peak, bytes_sum / self.bw)
         total = compute_s + memory_s + comm_s + overhead_s
         step = StepCost(
@@ -312,10 +318,10 @@ class StepModel:
         )
         # flash-attention's fraction of the BF16 peak (as the GEMMs' fraction is of theirs)
         attn_peak = self.attn_peak * self.eff.attention_compute
-        if self.mla16 and self.eff.mla16_rate < 1.0:
-            # the 16-bit MLA decode path at its own fraction of the BF16 peak (its cache reads
-            # stay with the rest of the attention's bytes)
-            ops.append((dec_flops, 0.0, self.attn_peak * self.eff.mla16_rate, 0.0, 1.0))
+        if self.mla_rate < 1.0:
+            # the cache dtype's MLA decode path at its own fraction of the BF16 peak (its cache
+            # reads stay with the rest of the attention's bytes)
+            ops.append((dec_flops, 0.0, self.attn_peak * self.mla_rate, 0.0, 1.0))
             attn_flops -= dec_flops
         kv_read = (
             self.kv_read_bytes_per_token * (b.decode_ctx_tokens * imb + b.prefill_ctx_read_tokens)

@@ -24,7 +24,7 @@ from scoville.twin.calibration import (
     stalled_start,
 )
 from scoville.twin.cluster import TwinConfig
-from scoville.twin.layout import format_class, mla16_cache
+from scoville.twin.layout import format_class, mla8_cache, mla16_cache
 from scoville.twin.profiles import (
     STACK_PREFIXES,
     ProfileBook,
@@ -43,6 +43,8 @@ from scoville.twin.target import parse_twin_url
 # decode speed (a mixed step's cost holds both)
 SPEC_ONLY = ("spec_seq_overhead_s", "draft_pass_overhead_s")  # costs only a speculative row pays
 MLA16 = (".mla16_head_layer_s.", ".mla16_rate.")  # an engine's 16-bit MLA decode path on a stack
+MLA8 = (".mla8_head_layer_s.", ".mla8_rate.")  # and its FP8 one
+MLA_PATHS = (*MLA16, *MLA8)
 METRIC_WEIGHTS = {"tput_per_gpu": 1.0, "tpot_ms": 1.0, "ttft_ms": 0.5}
 STACK_MODELS = 2  # models whose dev rows a kernel-stack factor needs before it is fitted
 STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter and pass
@@ -108,7 +110,7 @@ class FreeParam:
         """A kernel-stack factor (expert_bw, expert_gemm, an engine's mla16_*), keyed by hardware
         family rather than shared by it; fitted only where rows of `stack_models` models inform
         it."""
-        return any(k in self.name for k in (".expert_bw.", *MLA16)) or self.name.endswith(
+        return any(k in self.name for k in (".expert_bw.", *MLA_PATHS)) or self.name.endswith(
             ".expert_gemm"
         )
 
@@ -118,8 +120,9 @@ class FreeParam:
         factor needs STACK_MODELS, so that it is not one model's port. The 16-bit MLA decode
         path needs one: its kernel reads only the latent cache, whose shape (a 512-wide latent
         and a 64-wide rotary part) every MLA model of the catalogue shares, and its per-head
-        time scales with the heads a rank holds; nothing in it is a model's own code."""
-        if any(k in self.name for k in MLA16):
+        time scales with the heads a rank holds; nothing in it is a model's own code. So with
+        the FP8 path."""
+        if any(k in self.name for k in MLA_PATHS):
             return 1
         return STACK_MODELS if self.per_stack else 1
 
@@ -146,9 +149,10 @@ def _kernel_stack_touches(parts: list[str], owner: Owner) -> bool:
     is in `owner`'s prediction."""
     if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
         return False  # a dense model has no routed experts
-    if parts[2].startswith("mla16_"):
-        # only the named engine's MLA decode over a 16-bit latent cache runs that path
-        if not owner.mla16 or owner.engine != parts[3]:
+    if parts[2].startswith(("mla16_", "mla8_")):
+        # only the named engine's MLA decode over a latent cache of that dtype runs that path
+        runs = owner.mla16 if parts[2].startswith("mla16_") else owner.mla8
+        if not runs or owner.engine != parts[3]:
             return False
         return parts[1] in (owner.vendor, owner.family)
     return parts[1] in (owner.vendor, owner.family) and (
@@ -224,6 +228,13 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
         FreeParam(f"vendors.{fam}.{name}.sglang", lo, hi)
         for fam in ("CDNA3", "CDNA4")
         for name, lo, hi in (("mla16_head_layer_s", 1e-8, 2e-5), ("mla16_rate", 0.002, 1.0))
+    ),
+    # and over an FP8 latent cache on CDNA3 (aiter's FP8 MLA decode kernel), where MI325X rows
+    # of 2026-02 to 2026-09 ran 7-43 % slower per token than the twin, most at low
+    # concurrency; the same bounds. CDNA4's FP8 rows fit without a path of their own
+    *(
+        FreeParam(f"vendors.CDNA3.{name}.sglang", lo, hi)
+        for name, lo, hi in (("mla8_head_layer_s", 1e-8, 2e-5), ("mla8_rate", 0.002, 1.0))
     ),
     FreeParam("collective_latency_scale", 0.5, 2.0),
     FreeParam("dp_balance", 0.5, 1.0),
@@ -343,6 +354,7 @@ class Owner:
     expert_parallel: bool = False  # some pool's routed experts expert-parallel (TEP, wide EP)
     tp_sliced: bool = False  # some pool's routed experts TP-sliced
     ep_moe_own: bool = False  # its engine sets the EP path's per-MoE-layer cost apart
+    mla8: bool = False  # MLA attention over an FP8 latent cache
 
     @property
     def engine(self) -> str:
@@ -410,4 +422,5 @@ def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
         any(n > 1 for n in ep_ranks),
         any(n == 1 for n in ep_ranks),
         book.frameworks[engine_of(framework)].ep_moe_layer_overhead_s is not None,
+        mla8_cache(cfg.model, cfg.parallel),
     )

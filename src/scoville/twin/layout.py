@@ -97,6 +97,9 @@ class Efficiency:
     # attention head on the GPU per layer per decode step
     mla16_rate: float = 1.0
     mla16_head_layer_s: float = 0.0
+    # the same over an FP8 latent cache, where a kernel stack's FP8 path has costs of its own
+    mla8_rate: float = 1.0
+    mla8_head_layer_s: float = 0.0
 
     def expert_scale(self, fmt: str) -> float:
         """The routed-expert weight-streaming factor for weights in format `fmt`."""
@@ -143,6 +146,12 @@ class Parallel:
         """Ranks the routed experts are sharded over as whole experts: the tp ranks under EP or
         DP attention, else 1 (every rank holds a TP slice of every expert)."""
         return self.tp if (self.dp_attention or self.ep > 1) else 1
+
+
+def mla8_cache(model: ModelArch, par: Parallel) -> bool:
+    """Whether the replica decodes MLA attention over an FP8 latent cache: the case a kernel
+    stack's own FP8 path (`Efficiency.mla8_rate`, `mla8_head_layer_s`) is for."""
+    return model.attention == "mla" and par.kv_dtype == "fp8"
 
 
 def mla16_cache(model: ModelArch, par: Parallel) -> bool:

@@ -117,6 +117,12 @@ class VendorEfficiency(BaseModel):
     mla16_head_layer_s: dict[str, Annotated[float, Field(ge=0, le=1e-4)]] = Field(
         default_factory=dict
     )
+    # the same two factors for MLA decode over an FP8 latent cache, per engine whose FP8 MLA
+    # kernels on this stack have costs the twin's attention rate does not hold
+    mla8_rate: dict[str, Annotated[float, Field(gt=0, le=1.0)]] = Field(default_factory=dict)
+    mla8_head_layer_s: dict[str, Annotated[float, Field(ge=0, le=1e-4)]] = Field(
+        default_factory=dict
+    )
     source: str = ""
 
 
@@ -312,6 +318,8 @@ def apply_profile(
         kernel_scale=book.untuned_kernel_scale if untuned else 1.0,
         mla16_rate=v.mla16_rate.get(name, 1.0),
         mla16_head_layer_s=v.mla16_head_layer_s.get(name, 0.0),
+        mla8_rate=v.mla8_rate.get(name, 1.0),
+        mla8_head_layer_s=v.mla8_head_layer_s.get(name, 0.0),
     )
     tiers = [t for gib, t in sorted(prof.max_batched_tokens_from_gib.items()) if device_gib >= gib]
     fixed, per_token = frontend_cost(book, framework)
