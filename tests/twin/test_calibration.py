@@ -260,9 +260,10 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # own TensorRT-LLM step time and the acceptance scale, with one look at 2026-12-06T02:30Z;
     # blind19 (frozen 2026-12-06T03:44Z, the June 2026 capture of the history file) judged the
     # expert-parallel path's own per-MoE-layer cost, with one look at 04:16Z; blind20 (frozen
-    # 04:40Z) judged SGLang's 16-bit MLA path on CDNA3, with one look at 06:15Z; blind21 (frozen
-    # 2026-12-06T06:11Z, the same capture's runs no row names) is frozen and not yet looked at
-    assert book.held_splits() == ("blind21",)
+    # 04:40Z) did not run SGLang's 16-bit MLA path on CDNA3, with one look at 06:15Z; blind21
+    # (frozen 2026-12-06T06:11Z, the same capture's runs no row names) judged it and the FP8 path,
+    # with one look at 06:26Z
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -273,6 +274,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind18", "2026-12-04T22:46Z", "2026-12-06T02:30Z"),
         ("blind19", "2026-12-06T03:44Z", "2026-12-06T04:16Z"),
         ("blind20", "2026-12-06T04:40Z", "2026-12-06T06:15Z"),
+        ("blind21", "2026-12-06T06:11Z", "2026-12-06T06:26Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
