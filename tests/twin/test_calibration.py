@@ -468,3 +468,31 @@ def test_validate_says_which_rows_are_stalled_starts_and_why() -> None:
     text = " ".join(r.output.split())
     assert "1 row(s) of dev (b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4-bx12) whose mean TTFT" in text
     assert "start-up stall" in text
+
+
+def test_a_rows_run_date_gives_it_a_quarter_regime_and_must_be_a_date() -> None:
+    from pydantic import ValidationError
+
+    from scoville.twin.calibration import CalPoint, Published, regimes, run_quarter
+    from scoville.twin.target import parse_twin_url
+
+    url = "twin:H200/DeepSeek-R1?tp=8&framework=sglang"
+    pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
+    row = CalPoint(id="x", url=url, isl_tokens=1024, osl_tokens=1024, concurrency=4,
+                   published=pub, split="dev", source="s")  # fmt: skip
+    cfg = parse_twin_url(url)
+    assert "run date not stated" in regimes(row, cfg)
+    for day, quarter in (("2025-12-31", "run 2025 Q4"), ("2026-01-01", "run 2026 Q1"),
+                         ("2026-05-18", "run 2026 Q2"), ("2026-09-30", "run 2026 Q3")):  # fmt: skip
+        dated = row.model_copy(update={"run_date": day})
+        assert run_quarter(dated) == quarter and quarter in regimes(dated, cfg)
+    with pytest.raises(ValidationError):
+        CalPoint.model_validate({**row.model_dump(), "run_date": "2026-5-18"})
+
+
+def test_a_stated_run_date_is_not_after_the_row_was_added() -> None:
+    from scoville.twin.calibration import load_points
+
+    dated = [p for p in load_points() if p.run_date is not None]
+    for p in dated:
+        assert p.run_date <= (p.added or "2026-12-01")[:10], p.id

@@ -84,6 +84,12 @@ class CalPoint(BaseModel):
         "blind, blind2..blind22: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
+    run_date: str | None = Field(
+        None,
+        pattern=r"^20\d\d-\d\d-\d\d$",
+        description="the day the published measurement was taken (its benchmark run), where the "
+        "source names it; a blog's or PR's own date is not a run date",
+    )
     was: str | None = Field(None, description="a held-out split the row left, when and why")
     fitted: tuple[str, ...] = Field((), description="knobs fitted to this point (dev only)")
     source: str = Field(..., min_length=1)
@@ -208,7 +214,8 @@ def stalled_start(p: CalPoint) -> bool:
 def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
     """The regimes a point belongs to, for the error table: concurrency band, disaggregated,
     speculative decoding, hardware family, model, framework, a stalled start, and a prediction
-    resting on a factor no dev row informs (`coverage.uncalibrated`)."""
+    resting on a factor no dev row informs (`coverage.uncalibrated`), and the quarter of the
+    measurement's run (software of that date), where the source names it."""
     from scoville.twin.coverage import UNCALIBRATED, uncalibrated  # it reads this module
 
     conc = max(p.concurrencies or (p.concurrency or 1,))
@@ -225,7 +232,17 @@ def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
         tags.append(STALLED)
     if uncalibrated(cfg):
         tags.append(UNCALIBRATED)
+    tags.append(run_quarter(p))
     return tuple(tags)
+
+
+def run_quarter(p: CalPoint) -> str:
+    """The regime of a point's run date: the quarter its benchmark ran in ("run 2026 Q1"), the
+    engines' images of that date, or "run date not stated"."""
+    if p.run_date is None:
+        return "run date not stated"
+    year, month = p.run_date[:4], int(p.run_date[5:7])
+    return f"run {year} Q{(month - 1) // 3 + 1}"
 
 
 def requests_for(conc: int, quick: bool = False) -> int:
