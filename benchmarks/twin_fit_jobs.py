@@ -14,7 +14,8 @@ import sys
 import time
 
 from scoville.twin.calibration import load_book
-from scoville.twin.fit import fit, select_params
+from scoville.twin.fit import fit
+from scoville.twin.free_params import select_params
 from scoville.twin.profiles import load_profiles
 
 

@@ -15,7 +15,7 @@ from scoville.twin.cluster import TwinConfig
 from scoville.twin.costmodel import Parallel, StepModel
 from scoville.twin.engine import EngineConfig, Replica, Seq
 from scoville.twin.fast import run_point
-from scoville.twin.fit import Owner
+from scoville.twin.free_params import Owner
 from scoville.twin.kernel import EventKernel
 from scoville.twin.options import TwinOptions
 from scoville.twin.profiles import ProfileBook
@@ -280,12 +280,12 @@ def test_a_serving_stack_that_tokenizes_replaces_the_engines_front_end_and_a_rou
 
 def test_a_front_end_parameter_is_fitted_on_the_rows_whose_requests_pass_it() -> None:
     from scoville.twin.calibration import CalPoint, Published
-    from scoville.twin.fit import FREE_PARAMS, _owner
+    from scoville.twin.free_params import FREE_PARAMS, point_owner
 
     def owner(fw: str) -> Owner:
         pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
         url = f"twin:B200/DeepSeek-R1?tp=8&precision=fp8&framework={fw}"
-        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
+        return point_owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
                                split="dev", source="s"))  # fmt: skip
 
     rows = {fw: owner(fw) for fw in ("trt", "dynamo-trt", "sglang", "mori-sglang")}
@@ -309,7 +309,7 @@ def test_a_stack_that_runs_the_engine_as_its_worker_sets_its_step_time_and_fit()
     loop); SGLang, which Dynamo does not name there, keeps its own. Each time is fitted on the
     rows that pay it, and the step model charges it once per step."""
     from scoville.twin.calibration import CalPoint, Published
-    from scoville.twin.fit import FREE_PARAMS, _owner
+    from scoville.twin.free_params import FREE_PARAMS, point_owner
     from scoville.twin.profiles import load_profiles
     from scoville.twin.step import StepBatch
 
@@ -331,7 +331,7 @@ def test_a_stack_that_runs_the_engine_as_its_worker_sets_its_step_time_and_fit()
     def owner(fw: str) -> Owner:
         pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
         url = f"twin:B200/DeepSeek-R1?tp=8&precision=fp8&framework={fw}"
-        return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
+        return point_owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
                                split="dev", source="s"), book)  # fmt: skip
 
     rows = {fw: owner(fw) for fw in ("trt", "dynamo-trt", "sglang", "dynamo-sglang")}

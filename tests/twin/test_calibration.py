@@ -341,7 +341,7 @@ def test_fit_refuses_fewer_than_one_job() -> None:
 
 
 def test_fit_only_takes_several_comma_separated_patterns_in_the_fits_order() -> None:
-    from scoville.twin.fit import FREE_PARAMS, select_params
+    from scoville.twin.free_params import FREE_PARAMS, select_params
 
     both = [p.name for p in select_params("stacks., spec_seq")]
     assert both[:2] == ["stacks.dynamo.frontend_s", "stacks.mori.frontend_s"]

@@ -15,7 +15,7 @@ from scoville.twin.cluster import _kv_path
 from scoville.twin.comm import Fabric, Link, allreduce_s
 from scoville.twin.costmodel import Parallel, StepBatch, StepModel
 from scoville.twin.fast import run_point
-from scoville.twin.fit import FREE_PARAMS, _owner
+from scoville.twin.free_params import FREE_PARAMS, point_owner
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.layout import SpecDecode
 from scoville.twin.options import TwinOptions
@@ -125,7 +125,7 @@ def test_the_books_acceptance_scale_takes_the_curves_drafts_never_a_declared_len
     def touched(u: str) -> bool:
         point = CalPoint(id="x", url=u, isl_tokens=1, osl_tokens=1, published=pub, split="dev",
                          source="s")  # fmt: skip
-        return prm.touches(_owner(point))
+        return prm.touches(point_owner(point))
 
     assert touched(url) and not touched(url + "&mtp_al=2.5")
     assert not touched(url.replace("&mtp=3", ""))

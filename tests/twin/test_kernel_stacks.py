@@ -12,7 +12,7 @@ import pytest
 from scoville.errors import TargetError
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.costmodel import Efficiency, Parallel, StepBatch, StepModel
-from scoville.twin.fit import FREE_PARAMS, FreeParam, Owner, fittable
+from scoville.twin.free_params import FREE_PARAMS, FreeParam, Owner, fittable
 from scoville.twin.layout import format_class
 from scoville.twin.profiles import VendorEfficiency, apply_profile, load_profiles
 from scoville.twin.target import parse_twin_url
@@ -24,10 +24,10 @@ BATCH = StepBatch(n_decode=1, decode_ctx_tokens=1000, n_sampled=1)
 def owner(url: str) -> Owner:
     """What a dev row at `url` depends on, as the fit sees it."""
     from scoville.twin.calibration import CalPoint, Published
-    from scoville.twin.fit import _owner
+    from scoville.twin.free_params import point_owner
 
     pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
-    return _owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
+    return point_owner(CalPoint(id="x", url=url, isl_tokens=1, osl_tokens=1, published=pub,
                            split="dev", source="s"))  # fmt: skip
 
 
@@ -146,7 +146,7 @@ def test_untuned_rows_inform_only_the_untuned_scale_and_stack_factors_need_two_m
 
 
 def test_a_format_only_one_model_uses_does_not_steer_its_family_scales() -> None:
-    from scoville.twin.fit import lone_formats, lone_row
+    from scoville.twin.free_params import lone_formats, lone_row
 
     kimi = Owner("Kimi-K2.5", "vllm", "NVIDIA", "Hopper", "int4", False)
     minimax = Owner("MiniMax-M2.5", "vllm", "NVIDIA", "Hopper", "fp8", False)
@@ -262,7 +262,8 @@ def test_a_fit_in_several_processes_is_the_fit_in_one() -> None:
     """`jobs` only spreads a trial's simulations over processes: the fitted book and both dev
     losses are the same to the bit, and the fit did move the parameter."""
     from scoville.twin.calibration import CalPoint, Published
-    from scoville.twin.fit import fit, select_params
+    from scoville.twin.fit import fit
+    from scoville.twin.free_params import select_params
 
     def row(conc: int, ttft_ms: float) -> CalPoint:
         pub = Published(ttft_ms=ttft_ms)  # TTFT alone: the front end must grow
@@ -352,7 +353,8 @@ def test_the_16_bit_mla_path_is_a_kernel_stack_factor_of_16_bit_mla_rows() -> No
     h200 = owner("twin:H200/DeepSeek-R1?tp=8&framework=sglang")
     kimi = owner("twin:MI355X/Kimi-K2.5?tp=8&precision=fp4&framework=vllm")
     mori = owner("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&framework=mori-sglang")
-    assert bf16.mla16 and not fp8.mla16 and not qwen.mla16 and h200.mla16 and kimi.mla16
+    assert bf16.mla_cache == "bf16" and fp8.mla_cache == "fp8" and qwen.mla_cache == ""
+    assert h200.mla_cache == "bf16" and kimi.mla_cache == "bf16"
     for name in ("vendors.CDNA4.mla16_head_layer_s.sglang", "vendors.CDNA4.mla16_rate.sglang"):
         prm = FreeParam(name, 1e-8, 1.0)
         assert prm.touches(bf16) and not prm.touches(fp8) and not prm.touches(qwen)
@@ -403,7 +405,7 @@ def test_the_fp8_mla_path_is_a_factor_of_fp8_mla_rows_of_its_engine_and_family()
     bf16 = owner("twin:MI325X/DeepSeek-R1?tp=8&framework=sglang")
     mi355 = owner("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&kv=fp8&framework=sglang")
     vllm = owner("twin:MI325X/DeepSeek-R1?tp=8&kv=fp8&framework=vllm")
-    assert fp8.mla8 and not fp8.mla16 and bf16.mla16 and not bf16.mla8
+    assert fp8.mla_cache == "fp8" and bf16.mla_cache == "bf16"
     for name in ("vendors.CDNA3.mla8_head_layer_s.sglang", "vendors.CDNA3.mla8_rate.sglang"):
         prm = next(p for p in FREE_PARAMS if p.name == name)
         assert prm.touches(fp8) and not prm.touches(bf16)

@@ -175,7 +175,8 @@ def fit_cmd(
     import yaml
 
     from scoville.twin.calibration import load_book
-    from scoville.twin.fit import FREE_PARAMS, fit, select_params
+    from scoville.twin.fit import fit
+    from scoville.twin.free_params import FREE_PARAMS, select_params
     from scoville.twin.profiles import load_profiles
 
     params = select_params(only)

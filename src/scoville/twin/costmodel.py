@@ -20,8 +20,7 @@ from scoville.twin.layout import (
     Parallel,
     SpecDecode,
     compute_dtype,
-    mla8_cache,
-    mla16_cache,
+    mla_cache,
     peak_flops,
 )
 from scoville.twin.shape import (
@@ -171,14 +170,8 @@ class StepModel:
         # MLA decode over a 16-bit or an FP8 latent cache: the kernel stack's own path for each
         # (its compute rate and a fixed time per attention head on this GPU per layer), where it
         # has one
-        self.mla16 = mla16_cache(m, par)
-        rate, head_layer_s = 1.0, 0.0
-        if self.mla16:
-            rate, head_layer_s = self.eff.mla16_rate, self.eff.mla16_head_layer_s
-        elif mla8_cache(m, par):
-            rate, head_layer_s = self.eff.mla8_rate, self.eff.mla8_head_layer_s
+        self.mla_rate, head_layer_s = self.eff.mla_path(mla_cache(m, par))
         heads_here = m.num_attention_heads / (1 if par.dp_attention else par.tp)
-        self.mla_rate = rate
         self.mla_fixed_s = head_layer_s * heads_here * m.num_layers
 
     def _init_comm(self, hw: Hardware, model: ModelArch, par: Parallel) -> None:

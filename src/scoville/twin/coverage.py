@@ -14,7 +14,7 @@ from functools import cache
 
 from scoville.twin.calibration import load_points
 from scoville.twin.cluster import TwinConfig
-from scoville.twin.fit import FREE_PARAMS, fittable, owner_of
+from scoville.twin.free_params import FREE_PARAMS, fittable, owner_of
 from scoville.twin.profiles import load_profiles
 
 UNCALIBRATED = "rests on a factor no dev row informs"  # the regime of such a row

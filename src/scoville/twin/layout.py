@@ -101,6 +101,16 @@ class Efficiency:
     mla8_rate: float = 1.0
     mla8_head_layer_s: float = 0.0
 
+    def mla_path(self, cache: str) -> tuple[float, float]:
+        """The MLA decode path over a latent cache of dtype `cache` (`mla_cache`; "" for none):
+        its compute rate as a fraction of the BF16 peak and its fixed time per attention head on
+        the GPU per layer per decode step."""
+        if cache == "bf16":
+            return self.mla16_rate, self.mla16_head_layer_s
+        if cache == "fp8":
+            return self.mla8_rate, self.mla8_head_layer_s
+        return 1.0, 0.0
+
     def expert_scale(self, fmt: str) -> float:
         """The routed-expert weight-streaming factor for weights in format `fmt`."""
         return dict(self.expert_kernel).get(format_class(fmt), 1.0)
@@ -148,16 +158,10 @@ class Parallel:
         return self.tp if (self.dp_attention or self.ep > 1) else 1
 
 
-def mla8_cache(model: ModelArch, par: Parallel) -> bool:
-    """Whether the replica decodes MLA attention over an FP8 latent cache: the case a kernel
-    stack's own FP8 path (`Efficiency.mla8_rate`, `mla8_head_layer_s`) is for."""
-    return model.attention == "mla" and par.kv_dtype == "fp8"
-
-
-def mla16_cache(model: ModelArch, par: Parallel) -> bool:
-    """Whether the replica decodes MLA attention over a 16-bit latent cache: the case a kernel
-    stack's own path (`Efficiency.mla16_rate`, `mla16_head_layer_s`) is for."""
-    return model.attention == "mla" and par.kv_dtype == "bf16"
+def mla_cache(model: ModelArch, par: Parallel) -> str:
+    """The latent cache's dtype ("bf16" or "fp8") where the replica decodes MLA attention, else
+    "": which of a kernel stack's own MLA decode paths (`Efficiency.mla_path`) it runs."""
+    return par.kv_dtype if model.attention == "mla" else ""
 
 
 def compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
