@@ -2,10 +2,11 @@
 calibration table informs.
 
 `twin fit` moves a free parameter only where dev rows depend on it (and a kernel-stack factor
-only where rows of two models do, `fit.fittable`). A parameter no dev row informs keeps the
-book's value, a prior that no published measurement set. A prediction that rests on one (SGLang's
-16-bit MLA decode path on CDNA3, a format's expert kernels on a family no dev row runs) is said
-so, in `scoville simulate`, the run manifest, and `twin validate`'s rows and regimes.
+only where rows of as many models as it needs do, `free_params.fittable`). A parameter no dev row
+informs keeps the book's value, a prior that no published measurement set. A prediction that
+rests on one (ATOM's expert-parallel MoE path, a format's expert kernels on a family no dev row
+runs) is said so, in `scoville simulate`, the run manifest, and `twin validate`'s rows and
+regimes.
 """
 
 from __future__ import annotations
