@@ -50,21 +50,22 @@ STEADY = "all but stalled starts' throughput"
 
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind, blind2..blind22, blind24: gathered and frozen before the twin was ever run on them;
+# blind, blind2..blind22, blind25: gathered and frozen before the twin was ever run on them;
 # reported on their own. The later ones were gathered after blind had been seen once (see
-# Frozen); blind23 was tried and came out empty (docs/design/blind23-survey.md).
+# Frozen); blind23 and blind24 were gathered by their fixed rules and came out empty
+# (docs/design/blind23-survey.md, blind24-survey.md).
 Split = Literal[
     "test", "dev", "seed", "late",
     "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
     "blind10", "blind11", "blind12", "blind13", "blind14", "blind15", "blind16", "blind17",
-    "blind18", "blind19", "blind20", "blind21", "blind22", "blind24",
+    "blind18", "blind19", "blind20", "blind21", "blind22", "blind25",
 ]  # fmt: skip
 SPLITS: tuple[Split, ...] = get_args(Split)
 # each with its own freeze text in `Frozen`
 LATER_BLIND = (
     "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10",
     "blind11", "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18",
-    "blind19", "blind20", "blind21", "blind22", "blind24",
+    "blind19", "blind20", "blind21", "blind22", "blind25",
 )  # fmt: skip
 ADDED_SPLITS = ("late", "blind", *LATER_BLIND)  # splits whose rows say when they were added
 
@@ -82,7 +83,7 @@ class CalPoint(BaseModel):
     split: Split = Field(
         ...,
         description="dev: may be fitted; test: held out; seed: derived; late: added after; "
-        "blind, blind2..blind22, blind24: frozen before the twin ever ran on them",
+        "blind, blind2..blind22, blind25: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
     run_date: str | None = Field(
@@ -131,8 +132,8 @@ class Frozen(BaseModel):
     # and the twenty-second (the May 2026 capture of the history file and both benchmarks.json
     # snapshots: the runs no row names)
     blind22: str = ""
-    # and the twenty-fourth (InferenceX PR threads' published baselines, the PRs no split read)
-    blind24: str = ""
+    # and the twenty-fifth (InferenceX blog posts no row cites)
+    blind25: str = ""
 
 
 class CalBook(BaseModel):
