@@ -47,6 +47,7 @@ DpAttention = Annotated[bool, _opt("dp_attention", "--dp-attention/--no-dp-atten
 Pp = Annotated[int, _opt("pp")]
 Mtp = Annotated[int, _opt("mtp")]
 Kernels = Annotated[str, _opt("kernels")]
+SoftwareDate = Annotated[str | None, _opt("software_date")]
 # Shape and load flags are the spec's (help from its field descriptions; defaults: the twin's
 # matrix in spec/defaults.py).
 Isl = Annotated[int | None, spec_option("isl")]
@@ -112,6 +113,7 @@ def simulate_cmd(
     pp: Pp = _D["pp"].default,
     mtp: Mtp = _D["mtp"].default,
     kernels: Kernels = _D["kernels"].default,
+    software_date: SoftwareDate = None,
     isl: Isl = None,
     osl: Osl = None,
     range_ratio: RangeRatio = None,
@@ -156,6 +158,7 @@ def simulate_cmd(
         pp=pp,
         mtp=mtp,
         kernels=kernels,
+        software_date=software_date,
         executor="fast",
     )
     cfg = opts.config()

@@ -256,6 +256,15 @@ def requests_for(conc: int, quick: bool = False) -> int:
     return min(10 * conc, max(2 * conc, cap))
 
 
+def point_options(p: CalPoint) -> TwinOptions:
+    """The deployment a calibration point measured: its URL's options, with its run date as
+    the software date where the URL names none (the day the measured software ran)."""
+    opts = TwinOptions.parse_url(p.url)
+    if opts.software_date is None and p.run_date is not None:
+        opts = opts.model_copy(update={"software_date": p.run_date})
+    return opts
+
+
 def simulate_point(
     p: CalPoint,
     quick: bool = False,
@@ -265,7 +274,7 @@ def simulate_point(
     """Predicted metrics of one calibration point, measured as InferenceX measures: every
     request counts (no warmup excluded), lengths drawn in [range_ratio * L, L]. `book`
     replaces the shipped framework profiles (what `twin fit` tries)."""
-    cfg = TwinOptions.parse_url(p.url).config(book)
+    cfg = point_options(p).config(book)
     conc = list(p.concurrencies) or [p.concurrency or 1]
     n = requests if requests is not None else requests_for(max(conc), quick)
     pts = sweep(

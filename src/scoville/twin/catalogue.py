@@ -189,6 +189,10 @@ class ModelArch(_Entry):
     official_total_params_b: float | None = None
     official_active_params_b: float | None = None
     native_weight_format: str = ""
+    # the day the weights were published (the engines' ports of the model start then): what a
+    # deployment's software date is measured from (`profiles.software_speed`)
+    released: str | None = Field(None, pattern=r"^20\d\d-\d\d-\d\d$")
+    released_source: str = ""
     notes: str = ""
     assumed: dict[str, str] = Field(
         default_factory=dict, description="Fields not from the source, with the assumption."
@@ -197,6 +201,8 @@ class ModelArch(_Entry):
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelArch:
+        if self.released and not self.released_source:
+            raise ValueError("released needs released_source (where the date is from)")
         if self.attention == "gqa" and (self.num_kv_heads < 1 or self.head_dim < 1):
             raise ValueError("GQA attention needs num_kv_heads >= 1 and head_dim >= 1")
         if self.attention == "mla" and (self.kv_lora_rank < 1 or self.qk_rope_head_dim < 1):

@@ -15,7 +15,7 @@ from functools import cache
 
 from scoville.twin.calibration import load_points
 from scoville.twin.cluster import TwinConfig
-from scoville.twin.free_params import FREE_PARAMS, fittable, owner_of
+from scoville.twin.free_params import FREE_PARAMS, fittable, owner_of, point_owner
 from scoville.twin.profiles import load_profiles
 
 UNCALIBRATED = "rests on a factor no dev row informs"  # the regime of such a row
@@ -25,10 +25,8 @@ UNCALIBRATED = "rests on a factor no dev row informs"  # the regime of such a ro
 def _informed() -> frozenset[str]:
     """The free parameters that dev rows of the shipped calibration table inform (the fit's
     own test, `fit.fittable`, over the dev rows that depend on each)."""
-    from scoville.twin.target import parse_twin_url
-
     book = load_profiles()
-    dev = [owner_of(parse_twin_url(p.url), book) for p in load_points() if p.split == "dev"]
+    dev = [point_owner(p, book) for p in load_points() if p.split == "dev"]
     return frozenset(
         prm.name for prm in FREE_PARAMS if fittable(prm, [o for o in dev if prm.touches(o)])
     )

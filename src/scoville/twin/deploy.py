@@ -11,7 +11,13 @@ from typing import Literal
 
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.layout import SpecDecode
-from scoville.twin.profiles import ProfileBook, apply_profile, hardware_family, load_profiles
+from scoville.twin.profiles import (
+    ProfileBook,
+    apply_profile,
+    hardware_family,
+    load_profiles,
+    software_speed,
+)
 
 KernelPath = Literal["tuned", "untuned"]
 Fp4Act = Literal["auto", "0", "1"]
@@ -35,6 +41,7 @@ class Deployment:
     recv_interval: int = 1
     adp_balance_iters: int = 0
     kv_free_fraction: float | None = None
+    software_date: str | None = None
 
 
 def apply_deploy_options(
@@ -68,6 +75,15 @@ def apply_deploy_options(
         eff = replace(eff, kv_free_memory_fraction=None)
     if d.kv_free_fraction is not None:  # TensorRT-LLM's rule, with the deployment's fraction
         eff = replace(eff, kv_free_memory_fraction=d.kv_free_fraction)
+    # the software's date: the vendor's trend, and a young port unless the kernel path is declared
+    speed, software_note = software_speed(
+        book,
+        cfg.hardware.vendor,
+        d.software_date,
+        cfg.model.released,
+        young=d.kernels == "tuned",
+    )
+    eff = eff.at_speed(speed)
     par = cfg.parallel
     fp4_on = d.fp4_act == "1" or (
         d.fp4_act == "auto" and par.precision == "fp4" and cfg.hardware.dense_tflops.fp4 is not None
@@ -105,6 +121,8 @@ def apply_deploy_options(
         else applied.max_batched_tokens,
     )
     notes = list(cfg.notes)
+    if software_note:
+        notes.append(software_note)
     if d.mtp and applied.spec_max_num_seqs and "max_num_seqs" not in explicit:
         # the engine's own cap, shared out over attention-DP ranks (max_num_seqs is per rank)
         per_rank = max(1, applied.spec_max_num_seqs // par.dp)
@@ -115,6 +133,8 @@ def apply_deploy_options(
             "max_num_seqs; the rest queue (the twin URL option max_num_seqs= deploys another cap)"
         )
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
+    if d.software_date:
+        labels["software_date"] = d.software_date
     return replace(
         cfg, parallel=par, efficiency=eff, engine=engine, labels=labels, notes=tuple(notes)
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from scoville.twin.calibration import CalPoint
+from scoville.twin.calibration import CalPoint, point_options
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.layout import format_class, mla_cache
 from scoville.twin.profiles import (
@@ -21,7 +21,6 @@ from scoville.twin.profiles import (
     step_owner,
 )
 from scoville.twin.shape import effective_formats
-from scoville.twin.target import parse_twin_url
 
 SPEC_ONLY = ("spec_seq_overhead_s", "draft_pass_overhead_s")  # costs only a speculative row pays
 # an engine's MLA decode path on a kernel stack, per latent-cache dtype: its factors' prefixes
@@ -76,6 +75,11 @@ class FreeParam:
             return _engine_touches(parts, owner)
         if parts[0] == "vendors":
             return _kernel_stack_touches(parts, owner, self.mla_cache)
+        if parts[0] == "software":
+            # that vendor's rows that state a run date; a young port's only where the model's
+            # release date is known and no kernel path is declared
+            young = parts[2].startswith("young")
+            return owner.vendor == parts[1] and owner.dated and (owner.young_port or not young)
         return True
 
     @property
@@ -222,6 +226,14 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
         FreeParam(f"vendors.CDNA3.{name}.sglang", lo, hi)
         for name, lo, hi in (("mla8_head_layer_s", 1e-8, 2e-5), ("mla8_rate", 0.002, 1.0))
     ),
+    # each vendor's software trend with the run date: its speed a year later (bounded at half
+    # and three times), and a young port's slowdown on the model's release day (up to 20x the
+    # mature time) with its fading time (3 to 120 days)
+    *(
+        FreeParam(f"software.{vendor}.{name}", lo, hi)
+        for vendor in ("AMD", "NVIDIA")
+        for name, lo, hi in (("per_year", 0.5, 3.0), ("young", 0.01, 20.0), ("young_days", 3, 120))
+    ),
     FreeParam("collective_latency_scale", 0.5, 2.0),
     FreeParam("dp_balance", 0.5, 1.0),
     # each family's routed-expert grouped-GEMM rate (MoE prefill) before its dense large-M GEMM
@@ -267,6 +279,8 @@ class Owner:
     expert_parallel: bool = False  # some pool's routed experts expert-parallel (TEP, wide EP)
     tp_sliced: bool = False  # some pool's routed experts TP-sliced
     ep_moe_own: bool = False  # its engine sets the EP path's per-MoE-layer cost apart
+    dated: bool = False  # a software date is given (a calibration row's run date)
+    young_port: bool = False  # and the model's release date, with no kernel path declared
 
     @property
     def engine(self) -> str:
@@ -298,7 +312,7 @@ def fittable(prm: FreeParam, owners: Sequence[Owner]) -> bool:
 
 def point_owner(p: CalPoint, book: ProfileBook | None = None) -> Owner:
     """What `p`'s prediction depends on (`owner_of` its deployment)."""
-    return owner_of(parse_twin_url(p.url), book)
+    return owner_of(point_options(p).config(book), book)
 
 
 def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
@@ -313,6 +327,7 @@ def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
         )
     framework = cfg.labels.get("framework", "vllm")
     book = book or load_profiles()
+    dated = "software_date" in cfg.labels
     # the replica layouts whose steps the prediction holds: a disaggregated deployment's
     # prefill workers may shard the experts otherwise than its decode workers
     pools = (cfg.parallel, cfg.prefill_parallel()) if cfg.disagg else (cfg.parallel,)
@@ -334,4 +349,6 @@ def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
         any(n > 1 for n in ep_ranks),
         any(n == 1 for n in ep_ranks),
         book.frameworks[engine_of(framework)].ep_moe_layer_overhead_s is not None,
+        dated,
+        dated and cfg.model.released is not None and cfg.labels.get("kernels") != "untuned",
     )

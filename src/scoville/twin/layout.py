@@ -6,7 +6,7 @@ step cost model (`costmodel.py`) and set from twin URLs and framework profiles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from scoville.twin.catalogue import Hardware, ModelArch
@@ -110,6 +110,37 @@ class Efficiency:
         if cache == "fp8":
             return self.mla8_rate, self.mla8_head_layer_s
         return 1.0, 0.0
+
+    def at_speed(self, speed: float) -> Efficiency:
+        """The same kernels run by software `speed` times as fast (`profiles.software_speed`):
+        every achievable fraction of a peak times `speed`, never above the peak (so no step
+        beats the roofline), and every fixed kernel and host time divided by it. Collectives
+        (the fabric's latency and bandwidth) are the communication library's and do not move."""
+        if speed == 1.0:
+            return self
+
+        def up(fraction: float) -> float:
+            return min(1.0, fraction * speed)
+
+        ep_moe = self.ep_moe_layer_overhead_s
+        return replace(
+            self,
+            hbm_bw=up(self.hbm_bw),
+            attention_hbm_bw=up(self.attention_hbm_bw),
+            gemm_max=up(self.gemm_max),
+            attention_compute=up(self.attention_compute),
+            mla16_rate=up(self.mla16_rate),
+            mla8_rate=up(self.mla8_rate),
+            step_overhead_s=self.step_overhead_s / speed,
+            layer_overhead_s=self.layer_overhead_s / speed,
+            moe_layer_overhead_s=self.moe_layer_overhead_s / speed,
+            ep_moe_layer_overhead_s=None if ep_moe is None else ep_moe / speed,
+            sparse_layer_overhead_s=self.sparse_layer_overhead_s / speed,
+            spec_seq_overhead_s=self.spec_seq_overhead_s / speed,
+            draft_pass_overhead_s=self.draft_pass_overhead_s / speed,
+            mla16_head_layer_s=self.mla16_head_layer_s / speed,
+            mla8_head_layer_s=self.mla8_head_layer_s / speed,
+        )
 
     def expert_scale(self, fmt: str) -> float:
         """The routed-expert weight-streaming factor for weights in format `fmt`."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields, replace
+from datetime import date
 from typing import Any, Literal, get_args, get_origin
 from urllib.parse import parse_qsl, urlencode
 
@@ -135,6 +136,12 @@ class TwinOptions(BaseModel):
         "or untuned (declared, for example a format whose kernels the engine has not yet "
         "optimised for this model; costs the fitted untuned_kernel_scale).",
     )
+    software_date: str | None = Field(
+        None,
+        description="The day the serving software is from (YYYY-MM-DD): the vendor's fitted "
+        "software trend over its calibrated dates, and a young port's slowdown in the model's "
+        "first weeks (default: the fitted factors as they are, a mature port).",
+    )
     catalogue: tuple[str, ...] = Field((), description="User hardware/model YAML (repeatable).")
     executor: Literal["driver", "fast"] = Field(
         "driver",
@@ -172,6 +179,15 @@ class TwinOptions(BaseModel):
                 "kv_free_fraction (a fraction of what the weights leave) both size the KV pool: "
                 "set one."
             )
+        if self.software_date is not None:
+            try:
+                if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.software_date):
+                    raise ValueError
+                date.fromisoformat(self.software_date)
+            except ValueError:
+                raise ValueError(
+                    f"Option software_date={self.software_date!r} must be a date, YYYY-MM-DD."
+                ) from None
         pc = self.prefix_cache
         if pc not in ("kv", "unlimited") and not pc.isdigit():
             raise ValueError(f"Option prefix_cache={pc!r}: use kv, unlimited or a token count.")

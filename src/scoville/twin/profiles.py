@@ -10,7 +10,9 @@ the data file with their fitted values.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
+from datetime import date
 from functools import cache
 from importlib import resources
 from typing import Annotated, Any, Literal
@@ -126,6 +128,26 @@ class VendorEfficiency(BaseModel):
     source: str = ""
 
 
+class SoftwareTrend(BaseModel):
+    """How one vendor's serving software changes with its date (`software_speed`): a steady
+    rate over the calibrated dates, and a young port's slowdown, which a model's first weeks on
+    the engines carry and which fades as its kernels are tuned."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    # speed of the same deployment a year later (1 = no trend), between `first` and `last`
+    per_year: float = Field(1.0, gt=0)
+    # a port's extra time on the model's release day (1 = twice the mature time), fading as
+    # exp(-age / young_days)
+    young: float = Field(0.0, ge=0)
+    young_days: float = Field(30.0, gt=0)
+    # the date the fitted factors describe (the dev rows' median run date), and the dev rows'
+    # first and last run dates, outside which the trend is not extended
+    ref: str = Field(..., pattern=r"^20\d\d-\d\d-\d\d$")
+    first: str = Field(..., pattern=r"^20\d\d-\d\d-\d\d$")
+    last: str = Field(..., pattern=r"^20\d\d-\d\d-\d\d$")
+    source: str = ""
+
+
 class ProfileBook(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     schema_: str = Field(alias="schema")
@@ -152,6 +174,8 @@ class ProfileBook(BaseModel):
     frameworks: dict[str, Profile]
     stacks: dict[str, Stack] = Field(default_factory=dict)
     vendors: dict[str, VendorEfficiency] = Field(default_factory=dict)
+    # per vendor: its serving software's trend with the date (`software_speed`)
+    software: dict[str, SoftwareTrend] = Field(default_factory=dict)
 
 
 def load_profiles(text: str | None = None) -> ProfileBook:
@@ -251,6 +275,43 @@ def frontend_cost(book: ProfileBook, framework: str) -> tuple[float, float]:
         fixed += entry.frontend_s
         per_token += entry.frontend_s_per_token
     return fixed, per_token
+
+
+def _day(text: str) -> int:
+    return date.fromisoformat(text).toordinal()
+
+
+def software_speed(
+    book: ProfileBook, vendor: str, when: str | None, released: str | None, young: bool = True
+) -> tuple[float, str]:
+    """How fast `vendor`'s serving software runs a deployment on the day `when` (YYYY-MM-DD)
+    against the fitted factors, with a note saying why (empty when `when` is None: the fitted
+    factors as they are, a mature port). The speed is the vendor's trend, `per_year` to the
+    power of the years from `ref` to `when` (held at `first` and `last`: no extrapolation), over
+    a young port's slowdown, 1 + `young` x exp(-age / `young_days`), the age counted in days
+    from the model's `released` date (no slowdown where the model's date is unknown, or `young`
+    is False: a deployment that declares its kernel path)."""
+    trend = book.software.get(vendor)
+    if when is None or trend is None:
+        return 1.0, ""
+    if released is not None and when < released:
+        raise TargetError(
+            f"Software date {when} is before the model's release ({released}): no engine could "
+            "run it then."
+        )
+    day = min(max(_day(when), _day(trend.first)), _day(trend.last))
+    speed = trend.per_year ** ((day - _day(trend.ref)) / 365.25)
+    note = f"{vendor}'s software of {when}: x{speed:.2f} the speed of its {trend.ref} factors"
+    if day != _day(when):
+        edge = "first" if day == _day(trend.first) else "last"
+        note += f" (the trend held at {date.fromordinal(day)}, its {edge} calibrated date)"
+    if young and released is not None:
+        age = _day(when) - _day(released)
+        slow = 1.0 + trend.young * math.exp(-age / trend.young_days)
+        speed /= slow
+        if slow > 1.005:
+            note += f", a port {age} days old at x{1 / slow:.2f}"
+    return speed, note
 
 
 @dataclass(frozen=True, slots=True)
