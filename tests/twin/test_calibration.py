@@ -215,6 +215,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind20", 35),
         ("blind21", 70),
         ("blind22", 6),
+        ("blind25", 12),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -266,8 +267,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # 04:40Z) did not run SGLang's 16-bit MLA path on CDNA3, with one look at 06:15Z; blind21
     # (frozen 2026-12-06T06:11Z, the same capture's runs no row names) judged it and the FP8 path,
     # with one look at 06:26Z; blind22 (frozen 06:23Z, the May 2026 capture and both
-    # benchmarks.json snapshots: the runs no row names) is frozen and not yet looked at
-    assert book.held_splits() == ("blind22",)
+    # benchmarks.json snapshots: the runs no row names) and blind25 (frozen 08:00Z, the
+    # InferenceX blog posts no row cited) are frozen and not yet looked at
+    assert book.held_splits() == ("blind22", "blind25")
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),

@@ -133,3 +133,15 @@ def test_a_calibration_row_runs_at_its_run_date_and_informs_its_vendors_trend() 
     assert not params["software.AMD.young"].touches(untuned)  # informs the untuned scale only
     assert not params["software.AMD.per_year"].touches(nvidia)
     assert params["software.NVIDIA.young_days"].touches(nvidia)
+
+
+def test_twin_validate_reports_runs_of_a_young_port_as_a_regime() -> None:
+    from scoville.twin.calibration import YOUNG_PORT, regimes
+
+    young = row(DSV4, "2026-05-02")
+    old = row("twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&framework=sglang", "2026-05-02")
+    late = row(DSV4, "2026-08-01")
+    assert YOUNG_PORT in regimes(young, point_options(young).config())
+    assert YOUNG_PORT not in regimes(old, point_options(old).config())
+    assert YOUNG_PORT not in regimes(late, point_options(late).config())
+    assert YOUNG_PORT not in regimes(row(DSV4, None), point_options(row(DSV4, None)).config())

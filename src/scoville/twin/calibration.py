@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date
 from importlib import resources
 from typing import Any, Literal, get_args
 
@@ -21,7 +22,6 @@ from scoville.twin.frontier import frontier_rows
 from scoville.twin.options import TwinOptions
 from scoville.twin.profiles import ProfileBook, hardware_family
 from scoville.twin.simulate import sweep
-from scoville.twin.target import parse_twin_url
 
 
 class Published(BaseModel):
@@ -215,11 +215,17 @@ def stalled_start(p: CalPoint) -> bool:
     return pub.mean_ttft_ms >= STALL_RATIO * pub.ttft_ms and share >= STALL_SHARE
 
 
+# a run within this many days of its model's release measured a young port (`regimes`)
+YOUNG_PORT_DAYS = 60
+YOUNG_PORT = f"model released < {YOUNG_PORT_DAYS} days before the run"
+
+
 def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
     """The regimes a point belongs to, for the error table: concurrency band, disaggregated,
     speculative decoding, hardware family, model, framework, a stalled start, and a prediction
-    resting on a factor no dev row informs (`coverage.uncalibrated`), and the quarter of the
-    measurement's run (software of that date), where the source names it."""
+    resting on a factor no dev row informs (`coverage.uncalibrated`), the quarter of the
+    measurement's run (software of that date), where the source names it, and a run in its
+    model's first YOUNG_PORT_DAYS days."""
     from scoville.twin.coverage import UNCALIBRATED, uncalibrated  # it reads this module
 
     conc = max(p.concurrencies or (p.concurrency or 1,))
@@ -237,6 +243,10 @@ def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
     if uncalibrated(cfg):
         tags.append(UNCALIBRATED)
     tags.append(run_quarter(p))
+    if p.run_date and cfg.model.released:
+        age = date.fromisoformat(p.run_date) - date.fromisoformat(cfg.model.released)
+        if age.days < YOUNG_PORT_DAYS:
+            tags.append(YOUNG_PORT)
     return tuple(tags)
 
 
@@ -333,8 +343,7 @@ def validate(
         preds = run(_simulate, items)
     out: list[Comparison] = []
     for p, predicted in zip(points, preds, strict=True):
-        cfg = parse_twin_url(p.url)
-        tags = regimes(p, cfg)
+        tags = regimes(p, point_options(p).config())
         for metric in COMPARED:
             value = getattr(p.published, metric)
             if value is not None:
