@@ -81,8 +81,8 @@ def test_a_young_port_is_slower_and_fades_as_it_ages() -> None:
     mature = step_s(DSV4, book)
     assert day1 > day20 > day200 and day1 > 2.5 * mature
     assert day200 == pytest.approx(mature, rel=1e-6)
-    note = TwinOptions.parse_url(DSV4 + "&software_date=2026-04-25").config(book).notes
-    assert any("a port 1 days old" in n for n in note)
+    cfg = TwinOptions.parse_url(DSV4 + "&software_date=2026-04-25").config(book)
+    assert "a port 1 days old" in cfg.labels["software"] and not cfg.notes
     # a declared kernel path replaces the young port's slowdown; a model whose release date
     # the catalogue does not hold has none
     untuned = DSV4 + "&kernels=untuned"
@@ -145,3 +145,11 @@ def test_twin_validate_reports_runs_of_a_young_port_as_a_regime() -> None:
     assert YOUNG_PORT not in regimes(old, point_options(old).config())
     assert YOUNG_PORT not in regimes(late, point_options(late).config())
     assert YOUNG_PORT not in regimes(row(DSV4, None), point_options(row(DSV4, None)).config())
+
+
+def test_the_run_manifest_says_the_software_date_and_what_it_did() -> None:
+    from scoville.twin.target import twin_info
+
+    dated = TwinOptions.parse_url(DSV4 + "&software_date=2026-05-02").config()
+    assert "AMD's software of 2026-05-02" in twin_info(dated)["software"]
+    assert twin_info(TwinOptions.parse_url(DSV4).config())["software"] == ""

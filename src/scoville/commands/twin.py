@@ -190,6 +190,8 @@ def simulate_cmd(
         console.print(f"[yellow]assumed[/yellow] {field}: {escape(why)}")
     for note in cfg.notes:
         console.print(f"[yellow]engine default[/yellow] {escape(note)}")
+    if software := cfg.labels.get("software"):
+        console.print(f"[yellow]software date[/yellow] {escape(software)}")
     for line in uncalibrated(cfg):
         console.print(f"[yellow]uncalibrated[/yellow] {escape(line)}")
     if not no_bundle:

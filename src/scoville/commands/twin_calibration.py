@@ -101,14 +101,16 @@ def validate_cmd(
 def _print_sources(points: list[CalPoint]) -> None:
     """Each point's source, any setting its engine chose because the row's deployment left it
     unset (`TwinConfig.notes`), and any factor it rests on that no dev row informs."""
+    from scoville.twin.calibration import point_options
     from scoville.twin.coverage import uncalibrated
-    from scoville.twin.target import parse_twin_url
 
     for p in points:
         console.print(f"{p.id}: {escape(p.source)}")
-        cfg = parse_twin_url(p.url)
+        cfg = point_options(p).config()
         for note in cfg.notes:
             console.print(f"{p.id}: [yellow]engine default[/yellow] {escape(note)}")
+        if software := cfg.labels.get("software"):
+            console.print(f"{p.id}: [yellow]software date[/yellow] {escape(software)}")
         for line in uncalibrated(cfg):
             console.print(f"{p.id}: [yellow]uncalibrated[/yellow] {escape(line)}")
 

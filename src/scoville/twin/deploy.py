@@ -121,8 +121,6 @@ def apply_deploy_options(
         else applied.max_batched_tokens,
     )
     notes = list(cfg.notes)
-    if software_note:
-        notes.append(software_note)
     if d.mtp and applied.spec_max_num_seqs and "max_num_seqs" not in explicit:
         # the engine's own cap, shared out over attention-DP ranks (max_num_seqs is per rank)
         per_rank = max(1, applied.spec_max_num_seqs // par.dp)
@@ -133,8 +131,9 @@ def apply_deploy_options(
             "max_num_seqs; the rest queue (the twin URL option max_num_seqs= deploys another cap)"
         )
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
-    if d.software_date:
+    if d.software_date:  # the user's date and what it does (not an engine default: a note)
         labels["software_date"] = d.software_date
+        labels["software"] = software_note
     return replace(
         cfg, parallel=par, efficiency=eff, engine=engine, labels=labels, notes=tuple(notes)
     )
