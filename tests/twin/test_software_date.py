@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from scoville.cli import app
 from scoville.errors import TargetError
 from scoville.twin.calibration import CalPoint, Published, point_options
-from scoville.twin.costmodel import StepBatch, StepModel
+from scoville.twin.costmodel import StepBatch, StepCost, StepModel
 from scoville.twin.free_params import FREE_PARAMS, point_owner
 from scoville.twin.options import TwinOptions
 from scoville.twin.profiles import ProfileBook, SoftwareTrend, load_profiles
@@ -31,7 +31,7 @@ def step_s(url: str, book: ProfileBook, batch: StepBatch = DECODE, **opts: str) 
     return cost(url, book, batch, **opts).total_s
 
 
-def cost(url: str, book: ProfileBook, batch: StepBatch = DECODE, **opts: str):  # type: ignore[no-untyped-def]
+def cost(url: str, book: ProfileBook, batch: StepBatch = DECODE, **opts: str) -> StepCost:
     base = TwinOptions.parse_url(url)
     cfg = base.model_copy(update=opts).config(book)
     return StepModel(cfg.hardware, cfg.model, cfg.parallel, cfg.efficiency).cost(batch)

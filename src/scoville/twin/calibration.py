@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date
 from importlib import resources
 from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from scoville.twin.catalogue import DAY_PATTERN
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.options import TwinOptions
-from scoville.twin.profiles import ProfileBook, hardware_family
+from scoville.twin.profiles import ProfileBook, hardware_family, port_age_days
 from scoville.twin.simulate import sweep
 
 
@@ -88,7 +88,7 @@ class CalPoint(BaseModel):
     added: str | None = Field(None, description="when a row was added after the freeze")
     run_date: str | None = Field(
         None,
-        pattern=r"^20\d\d-\d\d-\d\d$",
+        pattern=DAY_PATTERN,
         description="the day the published measurement was taken (its benchmark run), where the "
         "source names it; a blog's or PR's own date is not a run date",
     )
@@ -245,10 +245,9 @@ def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
     if uncalibrated(cfg):
         tags.append(UNCALIBRATED)
     tags.append(run_quarter(p))
-    if p.run_date and cfg.model.released:
-        age = date.fromisoformat(p.run_date) - date.fromisoformat(cfg.model.released)
-        if age.days < YOUNG_PORT_DAYS:
-            tags.append(YOUNG_PORT)
+    released = cfg.model.released
+    if p.run_date and released and port_age_days(p.run_date, released) < YOUNG_PORT_DAYS:
+        tags.append(YOUNG_PORT)
     return tuple(tags)
 
 

@@ -19,6 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from scoville.errors import DataError, TargetError
 
+# a day as the data files write it (a release, a run, a calibrated date): YYYY-MM-DD
+DAY_PATTERN = r"^20\d\d-\d\d-\d\d$"
+
 WeightFormat = Literal["bf16", "fp16", "fp8", "mxfp4", "nvfp4", "int4_g32", "int4_g128"]
 
 # Stored bits per weight, scales included: MX formats carry one E8M0 scale per 32 elements,
@@ -191,7 +194,7 @@ class ModelArch(_Entry):
     native_weight_format: str = ""
     # the day the weights were published (the engines' ports of the model start then): what a
     # deployment's software date is measured from (`profiles.software_speed`)
-    released: str | None = Field(None, pattern=r"^20\d\d-\d\d-\d\d$")
+    released: str | None = Field(None, pattern=DAY_PATTERN)
     released_source: str = ""
     notes: str = ""
     assumed: dict[str, str] = Field(

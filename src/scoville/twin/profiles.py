@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scoville.errors import TargetError
 from scoville.twin.admission import AdmissionPolicy
+from scoville.twin.catalogue import DAY_PATTERN
 from scoville.twin.layout import Efficiency
 
 PROFILE_FILE = "profiles.yaml"
@@ -142,9 +143,9 @@ class SoftwareTrend(BaseModel):
     young_days: float = Field(30.0, gt=0)
     # the date the fitted factors describe (the dev rows' median run date), and the dev rows'
     # first and last run dates, outside which the trend is not extended
-    ref: str = Field(..., pattern=r"^20\d\d-\d\d-\d\d$")
-    first: str = Field(..., pattern=r"^20\d\d-\d\d-\d\d$")
-    last: str = Field(..., pattern=r"^20\d\d-\d\d-\d\d$")
+    ref: str = Field(..., pattern=DAY_PATTERN)
+    first: str = Field(..., pattern=DAY_PATTERN)
+    last: str = Field(..., pattern=DAY_PATTERN)
     source: str = ""
 
 
@@ -281,6 +282,12 @@ def _day(text: str) -> int:
     return date.fromisoformat(text).toordinal()
 
 
+def port_age_days(when: str, released: str) -> int:
+    """Days from a model's release to the day `when` (both YYYY-MM-DD): how old the engines'
+    ports of it are then."""
+    return _day(when) - _day(released)
+
+
 def software_speed(
     book: ProfileBook, vendor: str, when: str | None, released: str | None, young: bool = True
 ) -> tuple[float, str]:
@@ -306,7 +313,7 @@ def software_speed(
         edge = "first" if day == _day(trend.first) else "last"
         note += f" (the trend held at {date.fromordinal(day)}, its {edge} calibrated date)"
     if young and released is not None:
-        age = _day(when) - _day(released)
+        age = port_age_days(when, released)
         slow = 1.0 + trend.young * math.exp(-age / trend.young_days)
         speed /= slow
         if slow > 1.005:
