@@ -507,3 +507,34 @@ def test_a_stated_run_date_is_not_after_the_row_was_added() -> None:
     dated = [p for p in load_points() if p.run_date is not None]
     for p in dated:
         assert p.run_date <= (p.added or "2026-12-01")[:10], p.id
+
+
+def test_fine_steps_refine_a_value_the_coarse_grid_cannot_reach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scoville.twin.fit as fit_mod
+    from scoville.twin.calibration import Published
+    from scoville.twin.free_params import FREE_PARAMS
+
+    prm = next(p for p in FREE_PARAMS if p.name == "collective_latency_scale")
+    book = load_profiles()
+    start = prm.get(book)
+    # a fake twin whose throughput follows the parameter: the dev optimum is 1.1x the start
+    monkeypatch.setattr(
+        fit_mod,
+        "simulate_point",
+        lambda _p, quick, book: {
+            "tput_per_gpu": 100.0 * prm.get(book) / start,
+            "tpot_ms": 10.0,
+            "ttft_ms": 100.0,
+        },
+    )
+    row = next(p for p in load_points() if p.split == "dev")
+    row = row.model_copy(update={"published": Published(tput_per_gpu=110.0, tpot_ms=10.0)})
+    for steps, passes, lo, hi in (
+        (fit_mod.STEPS, 2, 1.17, 1.19),  # stops at the first coarse step, 7 % off
+        (fit_mod.FINE_STEPS, 2, 1.095, 1.105),  # x1.05 twice: within 1 %
+    ):
+        got, before, after = fit_mod.fit([row], book, params=[prm], passes=passes, steps=steps)
+        assert lo <= prm.get(got) / start <= hi
+        assert after < before

@@ -170,6 +170,13 @@ def fit_cmd(
             "book's values."
         ),
     ] = None,
+    fine: Annotated[
+        bool,
+        typer.Option(
+            help="Trial steps of 5 and 10 % (x0.9, 0.95, 1.05, 1.1) instead of the coarse "
+            "x0.5 to 2, to refine a fitted book."
+        ),
+    ] = False,
 ) -> None:
     """Fit the twin's named free parameters on the dev split only (the test split stays
     held out); prints each parameter's value and the dev error before and after."""
@@ -178,7 +185,7 @@ def fit_cmd(
     import yaml
 
     from scoville.twin.calibration import load_book
-    from scoville.twin.fit import fit
+    from scoville.twin.fit import FINE_STEPS, STEPS, fit
     from scoville.twin.free_params import FREE_PARAMS, select_params
     from scoville.twin.profiles import load_profiles
 
@@ -197,6 +204,7 @@ def fit_cmd(
         passes=passes,
         log=lambda s: console.print(escape(s)),
         jobs=jobs,
+        steps=FINE_STEPS if fine else STEPS,
     )
     console.print(
         "dev loss (weighted mean |log error| of tput/GPU, TPOT and TTFT): "
@@ -209,6 +217,7 @@ def fit_cmd(
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%MZ"),
         "split": f"dev rows of calibration.yaml (frozen {cal.frozen.date})",
         **({"only": [p.name for p in params]} if only is not None else {}),
+        **({"steps": "fine"} if fine else {}),
         "parameters": {p.name: p.get(book) for p in FREE_PARAMS},
         "dev_loss_before": round(before, 4),
         "dev_loss_after": round(after, 4),
