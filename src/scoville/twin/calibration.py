@@ -50,7 +50,7 @@ STEADY = "all but stalled starts' throughput"
 
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind, blind2..blind22, blind25..blind27: gathered and frozen before the twin was ever run on
+# blind, blind2..blind22, blind25..blind28: gathered and frozen before the twin was ever run on
 # them; reported on their own. The later ones were gathered after blind had been seen once (see
 # Frozen); blind23 and blind24 were gathered by their fixed rules and came out empty
 # (docs/design/blind23-survey.md, blind24-survey.md).
@@ -59,13 +59,14 @@ Split = Literal[
     "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
     "blind10", "blind11", "blind12", "blind13", "blind14", "blind15", "blind16", "blind17",
     "blind18", "blind19", "blind20", "blind21", "blind22", "blind25", "blind26", "blind27",
+    "blind28",
 ]  # fmt: skip
 SPLITS: tuple[Split, ...] = get_args(Split)
 # each with its own freeze text in `Frozen`
 LATER_BLIND = (
     "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10",
     "blind11", "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18",
-    "blind19", "blind20", "blind21", "blind22", "blind25", "blind26", "blind27",
+    "blind19", "blind20", "blind21", "blind22", "blind25", "blind26", "blind27", "blind28",
 )  # fmt: skip
 ADDED_SPLITS = ("late", "blind", *LATER_BLIND)  # splits whose rows say when they were added
 
@@ -83,7 +84,7 @@ class CalPoint(BaseModel):
     split: Split = Field(
         ...,
         description="dev: may be fitted; test: held out; seed: derived; late: added after; "
-        "blind, blind2..blind22, blind25..blind27: frozen before the twin ever ran on them",
+        "blind, blind2..blind22, blind25..blind28: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
     run_date: str | None = Field(
@@ -138,6 +139,8 @@ class Frozen(BaseModel):
     blind26: str = ""
     # and the twenty-seventh (rows of the June 2026 capture from hardware its named runs lack)
     blind27: str = ""
+    # and the twenty-eighth (the same capture's 8k/1k and 1k/8k rows)
+    blind28: str = ""
 
 
 class CalBook(BaseModel):
