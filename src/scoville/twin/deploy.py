@@ -17,6 +17,7 @@ from scoville.twin.profiles import (
     hardware_family,
     load_profiles,
     software_speed,
+    young_port,
 )
 
 KernelPath = Literal["tuned", "untuned"]
@@ -81,7 +82,7 @@ def apply_deploy_options(
         cfg.hardware.vendor,
         d.software_date,
         cfg.model.released,
-        young=d.kernels == "tuned",
+        young=young_port(cfg.model.released, d.kernels),
     )
     eff = eff.at_speed(speed)
     par = cfg.parallel

@@ -19,6 +19,7 @@ from scoville.twin.profiles import (
     hardware_family,
     load_profiles,
     step_owner,
+    young_port,
 )
 from scoville.twin.shape import effective_formats
 
@@ -350,5 +351,5 @@ def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
         any(n == 1 for n in ep_ranks),
         book.frameworks[engine_of(framework)].ep_moe_layer_overhead_s is not None,
         dated,
-        dated and cfg.model.released is not None and cfg.labels.get("kernels") != "untuned",
+        dated and young_port(cfg.model.released, cfg.labels.get("kernels", "tuned")),
     )

@@ -288,6 +288,13 @@ def port_age_days(when: str, released: str) -> int:
     return _day(when) - _day(released)
 
 
+def young_port(released: str | None, kernels: str) -> bool:
+    """Whether a deployment's software speed carries a young port's slowdown: its model's
+    release date is known and the deployment declares no kernel path (`kernels=untuned` states
+    the same immaturity on its own scale)."""
+    return released is not None and kernels != "untuned"
+
+
 def software_speed(
     book: ProfileBook, vendor: str, when: str | None, released: str | None, young: bool = True
 ) -> tuple[float, str]:
