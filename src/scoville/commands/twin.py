@@ -15,7 +15,7 @@ from rich.table import Table
 
 from scoville.commands._options import spec_option
 from scoville.commands._power import power_table
-from scoville.commands.twin_calibration import fit_cmd, validate_cmd
+from scoville.commands.twin_calibration import deployment_lines, fit_cmd, validate_cmd
 from scoville.errors import UserError
 from scoville.spec.lists import parse_list
 from scoville.twin.options import TwinOptions, option_help
@@ -139,7 +139,6 @@ def simulate_cmd(
     import time
 
     from scoville.pipeline import run_benchmark
-    from scoville.twin.coverage import uncalibrated
     from scoville.twin.simulate import twin_spec
 
     t0 = time.perf_counter()
@@ -188,12 +187,8 @@ def simulate_cmd(
     console.print(f"hardware source: {escape(hw.source)}")
     for field, why in hw.assumed.items():
         console.print(f"[yellow]assumed[/yellow] {field}: {escape(why)}")
-    for note in cfg.notes:
-        console.print(f"[yellow]engine default[/yellow] {escape(note)}")
-    if software := cfg.labels.get("software"):
-        console.print(f"[yellow]software date[/yellow] {escape(software)}")
-    for line in uncalibrated(cfg):
-        console.print(f"[yellow]uncalibrated[/yellow] {escape(line)}")
+    for line in deployment_lines(cfg):
+        console.print(line)
     if not no_bundle:
         run_dir = result.run_dir
         console.print(f"bundle: {run_dir}  (report: {run_dir / 'report.html'})")

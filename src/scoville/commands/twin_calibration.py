@@ -17,6 +17,7 @@ from scoville.errors import UserError
 
 if TYPE_CHECKING:
     from scoville.twin.calibration import CalPoint, Comparison
+    from scoville.twin.cluster import TwinConfig
 
 console = Console()
 
@@ -99,21 +100,27 @@ def validate_cmd(
     _print_sources(points)
 
 
-def _print_sources(points: list[CalPoint]) -> None:
-    """Each point's source, any setting its engine chose because the row's deployment left it
-    unset (`TwinConfig.notes`), and any factor it rests on that no dev row informs."""
-    from scoville.twin.calibration import point_options
+def deployment_lines(cfg: TwinConfig) -> list[str]:
+    """What a prediction for `cfg` rests on besides its URL, as `simulate` and `twin validate`
+    print it: each setting its engine chose because the deployment left it unset
+    (`TwinConfig.notes`), what its software date did, and each factor no dev row informs."""
     from scoville.twin.coverage import uncalibrated
+
+    lines = [f"[yellow]engine default[/yellow] {escape(note)}" for note in cfg.notes]
+    if software := cfg.labels.get("software"):
+        lines.append(f"[yellow]software date[/yellow] {escape(software)}")
+    lines += [f"[yellow]uncalibrated[/yellow] {escape(line)}" for line in uncalibrated(cfg)]
+    return lines
+
+
+def _print_sources(points: list[CalPoint]) -> None:
+    """Each point's source and what its prediction rests on (`deployment_lines`)."""
+    from scoville.twin.calibration import point_options
 
     for p in points:
         console.print(f"{p.id}: {escape(p.source)}")
-        cfg = point_options(p).config()
-        for note in cfg.notes:
-            console.print(f"{p.id}: [yellow]engine default[/yellow] {escape(note)}")
-        if software := cfg.labels.get("software"):
-            console.print(f"{p.id}: [yellow]software date[/yellow] {escape(software)}")
-        for line in uncalibrated(cfg):
-            console.print(f"{p.id}: [yellow]uncalibrated[/yellow] {escape(line)}")
+        for line in deployment_lines(point_options(p).config()):
+            console.print(f"{p.id}: {line}")
 
 
 def _print_regimes(rows: list[Comparison], split: str) -> None:
