@@ -1,6 +1,6 @@
 """The software's date as an input of the twin: a vendor's fitted trend over its calibrated
 dates, a young port's slowdown in a model's first weeks, and calibration rows run at their run
-date (`profiles.software_speed`, `Efficiency.at_speed`, `calibration.point_options`)."""
+date (`software.software_speed`, `Efficiency.at_speed`, `calibration.point_options`)."""
 
 from __future__ import annotations
 

@@ -20,8 +20,9 @@ from scoville.twin.catalogue import DAY_PATTERN
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.options import TwinOptions
-from scoville.twin.profiles import ProfileBook, hardware_family, port_age_days
+from scoville.twin.profiles import ProfileBook, hardware_family
 from scoville.twin.simulate import sweep
+from scoville.twin.software import port_age_days
 
 
 class Published(BaseModel):

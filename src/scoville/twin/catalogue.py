@@ -193,7 +193,7 @@ class ModelArch(_Entry):
     official_active_params_b: float | None = None
     native_weight_format: str = ""
     # the day the weights were published (the engines' ports of the model start then): what a
-    # deployment's software date is measured from (`profiles.software_speed`)
+    # deployment's software date is measured from (`software.software_speed`)
     released: str | None = Field(None, pattern=DAY_PATTERN)
     released_source: str = ""
     notes: str = ""

@@ -16,9 +16,8 @@ from scoville.twin.profiles import (
     apply_profile,
     hardware_family,
     load_profiles,
-    software_speed,
-    young_port,
 )
+from scoville.twin.software import software_speed, young_port
 
 KernelPath = Literal["tuned", "untuned"]
 Fp4Act = Literal["auto", "0", "1"]

@@ -19,9 +19,9 @@ from scoville.twin.profiles import (
     hardware_family,
     load_profiles,
     step_owner,
-    young_port,
 )
 from scoville.twin.shape import effective_formats
+from scoville.twin.software import young_port
 
 SPEC_ONLY = ("spec_seq_overhead_s", "draft_pass_overhead_s")  # costs only a speculative row pays
 # an engine's MLA decode path on a kernel stack, per latent-cache dtype: its factors' prefixes

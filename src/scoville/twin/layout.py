@@ -112,7 +112,7 @@ class Efficiency:
         return 1.0, 0.0
 
     def at_speed(self, speed: float) -> Efficiency:
-        """The same kernels run by software `speed` times as fast (`profiles.software_speed`):
+        """The same kernels run by software `speed` times as fast (`software.software_speed`):
         every achievable fraction of a peak times `speed`, never above the peak (so no step
         beats the roofline), and every fixed kernel and host time divided by it. Collectives
         (the fabric's latency and bandwidth) are the communication library's and do not move."""

@@ -41,7 +41,7 @@ def twin_info(cfg: TwinConfig) -> dict[str, Any]:
         "efficiency": asdict(cfg.efficiency),
         "n_accelerators": cfg.n_accelerators,
         "engine_defaults": list(cfg.notes),
-        # the deployment's software date and the speed it gives (`profiles.software_speed`)
+        # the deployment's software date and the speed it gives (`software.software_speed`)
         "software": cfg.labels.get("software", ""),
         "uncalibrated": list(uncalibrated(cfg)),
     }
