@@ -43,7 +43,8 @@ def validate_cmd(
     ] = 1,
 ) -> None:
     """Predicted vs published on the frozen test split, with error by regime and signed bias."""
-    from scoville.twin.calibration import LATER_BLIND, SPLITS, load_book, validate
+    from scoville.twin.calibration import load_book, validate
+    from scoville.twin.splits import LATER_BLIND, SPLITS
 
     if split not in (*SPLITS, "all"):
         raise UserError(f"--split must be {', '.join(SPLITS)} or all.")
@@ -124,13 +125,8 @@ def _print_sources(points: list[CalPoint]) -> None:
 
 
 def _print_regimes(rows: list[Comparison], split: str) -> None:
-    from scoville.twin.calibration import (
-        SPLITS,
-        STALL_RATIO,
-        STALL_SHARE,
-        STALLED,
-        by_regime,
-    )
+    from scoville.twin.calibration import STALL_RATIO, STALL_SHARE, STALLED, by_regime
+    from scoville.twin.splits import SPLITS
 
     splits = SPLITS if split == "all" else (split,)
     for sp in splits:

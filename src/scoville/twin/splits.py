@@ -1,0 +1,72 @@
+"""The calibration table's splits: their names, and the text that records when each was
+frozen, by what rule, and its one look (`calibration.yaml` `frozen:`). Which rows a split holds
+is each row's own `split`; `calibration.CalBook` reads both.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict
+
+# late: held out like test, but added after the freeze; reported on its own, never mixed.
+# blind, blind2..blind22, blind25..blind28: gathered and frozen before the twin was ever run on
+# them; reported on their own. The later ones were gathered after blind had been seen once (see
+# Frozen); blind23 and blind24 were gathered by their fixed rules and came out empty
+# (docs/design/blind23-survey.md, blind24-survey.md).
+Split = Literal[
+    "test", "dev", "seed", "late",
+    "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
+    "blind10", "blind11", "blind12", "blind13", "blind14", "blind15", "blind16", "blind17",
+    "blind18", "blind19", "blind20", "blind21", "blind22", "blind25", "blind26", "blind27",
+    "blind28",
+]  # fmt: skip
+SPLITS: tuple[Split, ...] = get_args(Split)
+# each with its own freeze text in `Frozen`
+LATER_BLIND = tuple(s for s in SPLITS if s.startswith("blind") and s != "blind")
+ADDED_SPLITS = ("late", "blind", *LATER_BLIND)  # splits whose rows say when they were added
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    date: str
+    rule: str
+    note: str = ""
+    errata: tuple[str, ...] = ()
+    late: str = ""  # how rows added after the freeze are labelled
+    blind: str = ""  # when the blind split was frozen, and what was seen before
+    blind2: str = ""  # the same for the second blind split
+    blind3: str = ""  # and the third
+    blind4: str = ""  # and the fourth
+    blind5: str = ""  # and the fifth
+    blind6: str = ""  # and the sixth (another source and shape: short outputs, long inputs)
+    blind7: str = ""  # and the seventh (InferenceX's benchmarks API capture, DeepSeek-R1)
+    blind8: str = ""  # and the eighth (the same file's other pages)
+    blind9: str = ""  # and the ninth (the pages between blind7's and blind8's)
+    blind10: str = ""  # and the tenth (the pages between blind8's and blind7's)
+    blind11: str = ""  # and the eleventh (the capture's pages after blind7's)
+    blind12: str = ""  # and the twelfth (the capture's pages between blind8's and blind10's)
+    blind13: str = ""  # and the thirteenth (the capture's pages between blind10's and blind8's)
+    blind14: str = ""  # and the fourteenth (the capture's last unread pages)
+    blind15: str = ""  # and the fifteenth (the history capture: benchmarks-history.json)
+    blind16: str = ""  # and the sixteenth (the history capture's pages between blind15's)
+    blind17: str = ""  # and the seventeenth (the history capture's pages between blind16's)
+    # and the eighteenth (the history capture's pages between blind17's and blind15's)
+    blind18: str = ""
+    blind19: str = ""  # and the nineteenth (the June 2026 capture of the history file)
+    # and the twentieth (InferenceX PR threads' published baselines and a Kimi-K2.5 blog,
+    # 2026-05 to 2026-09)
+    blind20: str = ""
+    # and the twenty-first (the June 2026 capture of the history file again: the runs no row names)
+    blind21: str = ""
+    # and the twenty-second (the May 2026 capture of the history file and both benchmarks.json
+    # snapshots: the runs no row names)
+    blind22: str = ""
+    # and the twenty-fifth (InferenceX blog posts no row cites)
+    blind25: str = ""
+    # and the twenty-sixth (InferenceX PR threads' published baselines that earlier helpers named)
+    blind26: str = ""
+    # and the twenty-seventh (rows of the June 2026 capture from hardware its named runs lack)
+    blind27: str = ""
+    # and the twenty-eighth (the same capture's 8k/1k and 1k/8k rows)
+    blind28: str = ""
