@@ -12,7 +12,7 @@ from scoville.twin.coverage import UNCALIBRATED, uncalibrated
 from scoville.twin.target import parse_twin_url, twin_info
 
 # ATOM's expert-parallel MoE path: every ATOM dev row runs TP-sliced experts, so no dev row
-# informs the EP path's cost, which holds its prior (the TP path's fitted value)
+# informs the EP path's cost, which holds its prior (the TP path's value when it was set)
 ATOM_EP = "twin:MI355X/DeepSeek-R1?tp=8&ep=8&precision=fp4&kv=fp8&framework=atom"
 ATOM_TP = "twin:MI355X/DeepSeek-R1?tp=8&precision=fp4&kv=fp8&framework=atom"
 # SGLang's MLA decode over a 16-bit latent cache on CDNA3: informed since blind19's MI300X and
@@ -24,7 +24,8 @@ def test_a_path_no_dev_row_runs_is_named_with_the_value_it_holds() -> None:
     from scoville.twin.profiles import load_profiles
 
     lines = uncalibrated(parse_twin_url(ATOM_EP))
-    held = load_profiles().frameworks["atom"].moe_layer_overhead_s
+    held = load_profiles().frameworks["atom"].ep_moe_layer_overhead_s
+    assert held is not None
     assert lines == (
         f"frameworks.atom.ep_moe_layer_overhead_s = {held:g}: no dev row of the calibration "
         "table informs it, so this prediction rests on the book's prior for it",

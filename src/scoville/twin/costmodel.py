@@ -370,6 +370,11 @@ class StepModel:
         peak = self.expert_peak * self.expert_gemm_scale
         bw = self.eff.hbm_bw * self.expert_scale
         if self.ep == 1:
+            # every GPU reads its slice of each expert the batch touches, as popular as the
+            # served traffic's routing makes them
+            touched = expected_distinct_experts(
+                sh.n_routed_experts, k, tokens, self.eff.expert_concentration
+            )
             flops = 2.0 * tokens * k * sh.expert_params * sh.n_moe_layers / self.par.tp
             return (
                 flops,

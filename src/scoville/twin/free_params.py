@@ -65,6 +65,8 @@ class FreeParam:
             return False  # a declared untuned row informs only the untuned scale
         if parts[0] == "dp_balance":
             return owner.dp_attention  # only attention-DP ranks wait for the busiest one
+        if parts[0] == "expert_concentration":
+            return owner.tp_sliced and bool(owner.expert_format)  # the TP-sliced experts' reads
         if parts[0] == "acceptance_scale":
             return owner.default_acceptance  # speculative rows on the default curve only
         if parts[-1].startswith("frontend_s"):
@@ -237,6 +239,7 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     ),
     FreeParam("collective_latency_scale", 0.5, 2.0),
     FreeParam("dp_balance", 0.5, 1.0),
+    FreeParam("expert_concentration", 0.0, 2.0),
     # each family's routed-expert grouped-GEMM rate (MoE prefill) before its dense large-M GEMM
     # fraction, and that before its streaming fraction (decode, mostly), so that the dense
     # scales are not made to absorb MoE kernels, nor the one the other

@@ -59,6 +59,9 @@ class Efficiency:
     collective_latency_scale: float = 1.0  # multiplies every fabric latency (fitted)
     # attention data-parallel ranks' balance: mean / busiest rank's decode tokens per step
     dp_balance: float = 1.0
+    # routed experts' popularity under the served traffic, falling as rank^-a (0 = uniform
+    # routing): fewer distinct experts per TP-sliced step (`shape.expected_distinct_experts`)
+    expert_concentration: float = 0.0
     alltoall_latency_s: float = 15e-6  # dispatch/combine latency per MoE layer in a domain
     layer_overhead_s: float = 20e-6  # per layer per step: kernel fixed latency, graph replay
     moe_layer_overhead_s: float = 0.0  # more per MoE layer per step (routing, permutes)

@@ -154,6 +154,9 @@ class ProfileBook(BaseModel):
     # attention data-parallel: mean / busiest rank's decode tokens in a step (1 = even split)
     dp_balance: float = Field(1.0, gt=0, le=1)
     dp_balance_source: str = ""
+    # routed experts' popularity falls as rank^-a (0 = uniform routing; `Efficiency`)
+    expert_concentration: float = Field(0.0, ge=0, le=3)
+    expert_concentration_source: str = ""
     # multiplies the default acceptance curve's accepted drafts per verify step (`SpecDecode`)
     # for every engine; a deployment's declared acceptance length (`mtp_al`) is not scaled
     acceptance_scale: float = Field(1.0, gt=0, le=1.5)
@@ -335,6 +338,7 @@ def apply_profile(
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
         collective_latency_scale=book.collective_latency_scale,
         dp_balance=book.dp_balance,
+        expert_concentration=book.expert_concentration,
         kv_free_memory_fraction=prof.kv_free_memory_fraction,
         expert_kernel=tuple(sorted(v.expert_bw.items())),
         expert_gemm=v.expert_gemm,

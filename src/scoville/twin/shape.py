@@ -6,6 +6,7 @@ experts touched by a batch, and activation traffic per token. Pure functions of 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from scoville.twin.catalogue import BITS_PER_WEIGHT, ModelArch, WeightFormat
@@ -134,12 +135,49 @@ def effective_formats(
     return f
 
 
-def expected_distinct_experts(n_experts: int, top_k: int, n_tokens: float) -> float:
-    """E * (1 - (1 - k/E)^T): experts touched by T tokens routed uniformly, top-k each."""
+def expected_distinct_experts(
+    n_experts: int, top_k: int, n_tokens: float, concentration: float = 0.0
+) -> float:
+    """Experts touched by T tokens, top-k each: sum over experts of 1 - (1 - q_e)^T, q_e the
+    chance that one token picks expert e. Uniform routing (`concentration` 0) gives
+    q_e = k/E, so E * (1 - (1 - k/E)^T). A positive `concentration` a makes the experts'
+    popularity fall as rank^-a (`pick_chances`): the same k picks per token, fewer distinct
+    experts in a batch."""
     if n_tokens <= 0 or n_experts == 0:
         return 0.0
-    untouched: float = (1.0 - top_k / n_experts) ** n_tokens
-    return n_experts * (1.0 - untouched)
+    if concentration <= 0.0:
+        untouched: float = (1.0 - top_k / n_experts) ** n_tokens
+        return n_experts * (1.0 - untouched)
+    return _distinct(n_experts, top_k, n_tokens, concentration)
+
+
+@lru_cache(maxsize=4096)
+def _distinct(n_experts: int, top_k: int, n_tokens: float, concentration: float) -> float:
+    touched: float = sum(
+        1.0 - (1.0 - q) ** n_tokens for q in pick_chances(n_experts, top_k, concentration)
+    )
+    return touched
+
+
+@lru_cache(maxsize=64)
+def pick_chances(n_experts: int, top_k: int, concentration: float) -> tuple[float, ...]:
+    """Each expert's chance of being among one token's k picks when popularity falls as
+    rank^-`concentration`: k x its share, an expert that would exceed 1 held at 1 and the
+    rest shared again among the others, so the chances sum to k (a token's k picks are
+    distinct)."""
+    weights = [(r + 1.0) ** -concentration for r in range(n_experts)]
+    chances = [0.0] * n_experts
+    left, start = float(top_k), 0
+    while start < n_experts:
+        total = sum(weights[start:])
+        if left * weights[start] / total < 1.0:
+            for r in range(start, n_experts):
+                chances[r] = left * weights[r] / total
+            break
+        chances[start] = 1.0  # the most popular: in every token's picks
+        left -= 1.0
+        start += 1
+    return tuple(chances)
 
 
 def activation_bytes_per_token(
