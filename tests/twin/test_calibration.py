@@ -280,8 +280,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # judged the software trend refitted with fine steps, with one look at 11:10Z; blind27
     # (frozen 10:26Z, the June 2026 capture's rows for groups its named runs lack) judged the
     # hardware factors refitted with fine steps, with one look at 12:01Z; blind28 (frozen 11:24Z,
-    # the same capture's 8k/1k and 1k/8k rows) is frozen and not yet looked at
-    assert book.held_splits() == ("blind28",)
+    # the same capture's 8k/1k and 1k/8k rows) judged the routed experts' popularity, with one
+    # look at 14:07Z; no split is held now
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -297,6 +298,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind25", "2026-12-06T08:00Z", "2026-12-06T09:11Z"),
         ("blind26", "2026-12-06T09:38Z", "2026-12-06T11:10Z"),
         ("blind27", "2026-12-06T10:26Z", "2026-12-06T12:01Z"),
+        ("blind28", "2026-12-06T11:24Z", "2026-12-06T14:07Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
