@@ -53,3 +53,20 @@ def test_only_tp_sliced_steps_read_fewer_experts() -> None:
     assert _expert_bytes(0.9, 1, tp=8) == pytest.approx(_expert_bytes(0.0, 1, tp=8))
     # expert-parallel: the busiest rank's share is the declared expert_skew's, not this
     assert _expert_bytes(0.9, 16, tp=8, ep=8) == pytest.approx(_expert_bytes(0.0, 16, tp=8, ep=8))
+
+
+def test_a_deployment_may_declare_its_traffics_routing() -> None:
+    from scoville.errors import TargetError
+    from scoville.twin.profiles import load_profiles
+    from scoville.twin.target import parse_twin_url
+
+    url = "twin:H200/DeepSeek-R1?tp=8"
+    b = StepBatch(n_decode=32, decode_ctx_tokens=32 * 2048, n_sampled=32)
+    fitted = parse_twin_url(url).step_model()
+    assert fitted.eff.expert_concentration == load_profiles().expert_concentration
+    uniform = parse_twin_url(url + "&expert_concentration=0").step_model()
+    popular = parse_twin_url(url + "&expert_concentration=1.5").step_model()
+    # more popular experts, fewer distinct ones read: each step no slower than the one before
+    assert popular.cost(b).hbm_bytes < fitted.cost(b).hbm_bytes < uniform.cost(b).hbm_bytes
+    with pytest.raises(TargetError, match="expert_concentration"):
+        parse_twin_url(url + "&expert_concentration=-1")

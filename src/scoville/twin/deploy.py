@@ -33,6 +33,7 @@ class Deployment:
     dp_attention: bool = False
     pp: int = 1
     expert_skew: float | None = None
+    expert_concentration: float | None = None
     mtp: int = 0
     mtp_al: float | None = None
     fp4_act: Fp4Act = "auto"
@@ -84,6 +85,8 @@ def apply_deploy_options(
         young=young_port(cfg.model.released, d.kernels),
     )
     eff = eff.at_speed(speed)
+    if d.expert_concentration is not None:  # the traffic's own routing, over the fitted one
+        eff = replace(eff, expert_concentration=d.expert_concentration)
     par = cfg.parallel
     fp4_on = d.fp4_act == "1" or (
         d.fp4_act == "auto" and par.precision == "fp4" and cfg.hardware.dense_tflops.fp4 is not None

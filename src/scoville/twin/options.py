@@ -84,6 +84,13 @@ class TwinOptions(BaseModel):
     expert_skew: float | None = Field(
         None, ge=1, description="Tokens on the busiest expert-parallel rank / mean (>= 1)."
     )
+    expert_concentration: float | None = Field(
+        None,
+        ge=0,
+        le=3,
+        description="Routed experts' popularity falling as rank^-a for this traffic (0 = "
+        "uniform routing; default: the profile book's fitted value); TP-sliced experts only.",
+    )
     mtp: int = Field(0, ge=0, description="Speculative / MTP draft tokens per step.")
     batch_wait_iters: int = Field(
         0,
