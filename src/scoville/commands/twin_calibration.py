@@ -30,8 +30,8 @@ def validate_cmd(
         str,
         typer.Option(
             help="test (held out), dev, seed, late (added after the freeze), blind, blind2, "
-            "blind3, ..., blind22, blind25, blind26, blind27, blind28, blind29 (frozen before "
-            "the twin ever ran on them) "
+            "blind3, ..., blind22, blind25, blind26, blind27, blind28, blind29, blind30 (frozen "
+            "before the twin ever ran on them) "
             "or all."
         ),
     ] = "test",
