@@ -14,6 +14,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from scoville.errors import UserError
+from scoville.twin.splits import SPLITS
+
+# the blind splits for --split's help, from the split names (the first three, then from blind22)
+_BLINDS = [s for s in SPLITS if s.startswith("blind")]
+_BLIND_HELP = ", ".join([*_BLINDS[:3], "...", *_BLINDS[_BLINDS.index("blind22") :]])
 
 if TYPE_CHECKING:
     from scoville.twin.calibration import CalPoint, Comparison
@@ -29,10 +34,8 @@ def validate_cmd(
     split: Annotated[
         str,
         typer.Option(
-            help="test (held out), dev, seed, late (added after the freeze), blind, blind2, "
-            "blind3, ..., blind22, blind25, blind26, blind27, blind28, blind29, blind30 (frozen "
-            "before the twin ever ran on them) "
-            "or all."
+            help="test (held out), dev, seed, late (added after the freeze), "
+            f"{_BLIND_HELP} (frozen before the twin ever ran on them) or all."
         ),
     ] = "test",
     only: Annotated[str | None, typer.Option(help="Only points whose id contains this.")] = None,
@@ -44,7 +47,7 @@ def validate_cmd(
 ) -> None:
     """Predicted vs published on the frozen test split, with error by regime and signed bias."""
     from scoville.twin.calibration import load_book, validate
-    from scoville.twin.splits import LATER_BLIND, SPLITS
+    from scoville.twin.splits import LATER_BLIND
 
     if split not in (*SPLITS, "all"):
         raise UserError(f"--split must be {', '.join(SPLITS)} or all.")
