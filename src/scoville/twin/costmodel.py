@@ -362,19 +362,16 @@ class StepModel:
 
     def _experts(self, tokens: int) -> _Op:
         """Routed experts on the busiest GPU. TP-sliced: every GPU reads a 1/tp slice of each
-        touched expert. Expert-parallel: each rank holds E/ep whole experts and computes the
-        tokens routed to them, `expert_skew` x the mean on the busiest rank."""
+        touched expert, as popular as the traffic's routing makes them (`expert_concentration`).
+        Expert-parallel: each rank holds E/ep whole experts and computes the tokens routed to
+        them, `expert_skew` x the mean on the busiest rank (distinct experts counted as uniform)."""
         sh = self.shape
         k = self.model.experts_per_token
-        touched = expected_distinct_experts(sh.n_routed_experts, k, tokens)
+        conc = self.eff.expert_concentration if self.ep == 1 else 0.0
+        touched = expected_distinct_experts(sh.n_routed_experts, k, tokens, conc)
         peak = self.expert_peak * self.expert_gemm_scale
         bw = self.eff.hbm_bw * self.expert_scale
         if self.ep == 1:
-            # every GPU reads its slice of each expert the batch touches, as popular as the
-            # served traffic's routing makes them
-            touched = expected_distinct_experts(
-                sh.n_routed_experts, k, tokens, self.eff.expert_concentration
-            )
             flops = 2.0 * tokens * k * sh.expert_params * sh.n_moe_layers / self.par.tp
             return (
                 flops,
