@@ -230,13 +230,19 @@ class StepModel:
             total, compute_s, memory_s, comm_s, overhead_s, flops_sum, bytes_sum, floor_s
         )
         if self.spec.draft_tokens and b.n_decode:
-            return self._speculative(step, dec_rows / tokens, b.n_decode)
+            share = (
+                b.verify_share if b.verify_share is not None else b.n_decode / self.tokens_per_step
+            )
+            return self._speculative(step, dec_rows / tokens, b.n_decode, share / b.n_decode)
         return step
 
-    def _speculative(self, step: StepCost, decode_share: float, n_decode: int) -> StepCost:
+    def _speculative(
+        self, step: StepCost, decode_share: float, n_decode: int, per_token: float
+    ) -> StepCost:
         """Scale a verify step to one engine step per emitted token: the decode share of the
         step (by query rows), the draft passes and the per-sequence verify cost of the busiest
-        rank's decoding sequences are divided by the acceptance length L. A draft pass is a
+        rank's decoding sequences are multiplied by the verify steps per emitted token
+        (1 / L, averaged over the batch's sequences: `StepBatch.verify_share`). A draft pass is a
         forward of its own through `draft_layers` decoder layers, one row per sequence: each
         layer's share of the step's work, its per-layer cost and its collectives (those of one
         layer at the sequences' own rows), then the LM head and the pass's fixed cost."""
@@ -261,8 +267,7 @@ class StepModel:
             spec.draft_layers * (eff.layer_overhead_s + sparse_s) + eff.draft_pass_overhead_s
         )
         verify_s = eff.spec_seq_overhead_s * busiest
-        f = decode_share / self.tokens_per_step + (1.0 - decode_share)
-        per_token = 1.0 / self.tokens_per_step
+        f = decode_share * per_token + (1.0 - decode_share)
         c, m = compute_s * f, memory_s * f + draft_work_s * per_token
         co = comm_s * f + draft_comm_s * per_token
         o = overhead_s * f + (verify_s + draft_fixed_s) * per_token

@@ -36,6 +36,7 @@ class Deployment:
     expert_concentration: float | None = None
     mtp: int = 0
     mtp_al: float | None = None
+    loop_after: float | None = None
     fp4_act: Fp4Act = "auto"
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
@@ -101,6 +102,7 @@ def apply_deploy_options(
             draft_tokens=d.mtp,
             acceptance_length=d.mtp_al,
             acceptance_scale=applied.acceptance_scale,
+            loop_after_tokens=applied.loop_after_tokens if d.loop_after is None else d.loop_after,
         ),
         fp4_activations=fp4_on,
     )

@@ -63,6 +63,9 @@ class Replica:
         self.finish_at: dict[int, list[Seq]] = {}
         self.step_times: list[int] = []
         self.sum_ctx = 0
+        # speculative decoding: the running sequences' verify steps per emitted token, summed
+        self.sum_verify = 0.0
+        self._spec = model.spec if model.spec.draft_tokens else None
         self.n_short = 0  # running sequences whose context is below the sliding window
         self.prefix: PrefixStore = PrefixCache()
         self.stats = ReplicaStats()
@@ -223,11 +226,11 @@ class Replica:
         self._busy = True
         self.kv_used += n_dec
         cost = self._cost(n_dec, chunks)
-        self._account(cost.total_s, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s)
+        occ = self.kv_used / self.kv_capacity if self.kv_capacity else 0.0
+        self.stats.add(cost, occ)
         self._chunks, self._n_dec = chunks, n_dec
         t_end = t_ns + max(1, int(cost.total_s * 1e9))
         if self.step_log is not None:
-            occ = self.kv_used / self.kv_capacity if self.kv_capacity else 0.0
             self.step_log.append(
                 (t_end, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s, occ)
             )
@@ -268,6 +271,7 @@ class Replica:
             prefill_pairs_swa=pairs_swa,
             prefill_ctx_read_tokens=ctx_read,
             n_sampled=n_dec + done,
+            verify_share=self.sum_verify if self._spec is not None else None,
         )
 
     def _short_ctx(self) -> tuple[int, int]:
@@ -285,18 +289,6 @@ class Replica:
                 n += 1
         self.n_short = n
         return n, total
-
-    def _account(self, total_s: float, c: float, m: float, comm: float, o: float) -> None:
-        st = self.stats
-        st.busy_s += total_s
-        st.compute_s += c
-        st.memory_s += m
-        st.comm_s += comm
-        st.overhead_s += o
-        occ = self.kv_used / self.kv_capacity if self.kv_capacity else 0.0
-        st.kv_occupancy_s += occ * total_s
-        st.kv_occupancy_max = max(st.kv_occupancy_max, occ)
-        st.steps += 1
 
     def _end_step(self, t_ns: int) -> None:
         k = len(self.step_times)
@@ -321,6 +313,7 @@ class Replica:
             self.streaming.pop(seq, None)
             self.ledger.remove_decode(seq.finish_step)
             self.sum_ctx -= seq.prompt_tokens + seq.max_tokens
+            self._verify(seq, -1.0)
             self.kv_used -= seq.kv_charge + (k + 1 - seq.kv_decode_from)
             seq.segments.append((self.step_times, seq.seg_start, k + 1))
             seq.emitted = seq.max_tokens
@@ -372,6 +365,7 @@ class Replica:
         self.ledger.add_decode(seq.finish_step)
         ctx = seq.prompt_tokens + seq.emitted
         self.sum_ctx += ctx
+        self._verify(seq, 1.0)
         if ctx < self.model.window_tokens:
             self.n_short += 1
 
@@ -385,6 +379,7 @@ class Replica:
         emitted = seq.seg_base + (next_step - seq.seg_start)
         seq.segments.append((self.step_times, seq.seg_start, next_step))
         self.sum_ctx -= seq.prompt_tokens + emitted
+        self._verify(seq, -1.0)
         self.kv_used -= seq.kv_charge + (next_step - seq.kv_decode_from)
         seq.emitted = emitted
         seq.ctx_target = seq.prompt_tokens + emitted
@@ -392,6 +387,12 @@ class Replica:
         seq.preemptions += 1
         self.stats.preemptions += 1
         self.waiting.appendleft(seq)
+
+    def _verify(self, seq: Seq, sign: float) -> None:
+        """Add (+1) or take (-1) a decoding sequence's verify steps per emitted token, the
+        mean over its whole output (`SpecDecode.steps_per_token`)."""
+        if self._spec is not None:
+            self.sum_verify += sign * self._spec.steps_per_token(seq.max_tokens)
 
     def _finish(self, seq: Seq, t_ns: int) -> None:
         seq.end_ns = t_ns

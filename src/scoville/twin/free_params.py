@@ -67,7 +67,7 @@ class FreeParam:
             return owner.dp_attention  # only attention-DP ranks wait for the busiest one
         if parts[0] == "expert_concentration":
             return owner.tp_sliced and bool(owner.expert_format)  # the TP-sliced experts' reads
-        if parts[0] == "acceptance_scale":
+        if parts[0] in ("acceptance_scale", "loop_after_tokens"):
             return owner.default_acceptance  # speculative rows on the default curve only
         if parts[-1].startswith("frontend_s"):
             return ".".join(parts[:2]) in owner.frontends  # the front ends its requests pass
@@ -196,6 +196,10 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # only what grows with the batch: a flat TPOT error across concurrency on a speculative row
     # is acceptance. Bounded at 0.3 (three drafts then give 1.58 tokens a step) and 1.25
     FreeParam("acceptance_scale", 0.3, 1.25),
+    # the mean output length before a forced-length output repeats itself (`SpecDecode`), after
+    # the acceptance scale: what the scale leaves is how the acceptance grows with the output
+    # (InferenceX's 1k and 8k outputs); from 128 tokens to 128k (a never-repeating output)
+    FreeParam("loop_after_tokens", 128.0, 131072.0),
     # the per-sequence verify cost of speculative decoding after every per-step cost, so that
     # it takes only what grows with the batch on MTP rows; bounded at 400 us per sequence
     *(FreeParam(f"frameworks.{fw}.spec_seq_overhead_s", 1e-7, 4e-4) for fw in FRAMEWORKS),

@@ -6,6 +6,7 @@ step cost model (`costmodel.py`) and set from twin URLs and framework profiles.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -34,14 +35,37 @@ class SpecDecode:
     acceptance_length: float | None = None
     draft_layers: int = 1  # an MTP module is one transformer block (plus the shared LM head)
     acceptance_scale: float = 1.0  # multiplies the curve's accepted drafts, not a declared length
+    # mean output tokens before a forced continuation repeats itself (0 = never): see
+    # `steps_per_token`; read on the default curve only, never with a declared length
+    loop_after_tokens: float = 0.0
 
     def tokens_per_step(self) -> float:
+        """Tokens a verify step emits per sequence before any repetition (the curve's L)."""
         if self.draft_tokens <= 0:
             return 1.0
         if self.acceptance_length is not None:
             return min(self.acceptance_length, 1.0 + self.draft_tokens)
         accepted = self.acceptance_scale * sum(DEFAULT_ACCEPTANCE[: self.draft_tokens])
         return min(1.0 + accepted, 1.0 + self.draft_tokens)
+
+    def steps_per_token(self, out_tokens: int) -> float:
+        """Verify steps per emitted token, averaged over an output of `out_tokens` tokens.
+
+        A benchmark that forces its output length (ignore_eos) makes the model go on past the
+        point where its answer would end, and a forced continuation falls into repetition,
+        whose drafts are all accepted. With `loop_after_tokens` N > 0, the share of outputs
+        repeating by token n is 1 - exp(-n / N) (their natural ends exponential, mean N), so
+        a step emits L(n) = A - (A - L) exp(-n / N) tokens, A = 1 + drafts and L the curve's
+        length; the mean of 1 / L(n) over n in [0, T] is, in closed form,
+        (1 / (A T)) (T + N ln((A - (A - L) exp(-T / N)) / L)). N = 0 (the default), a
+        declared length or T < 1: 1 / L, the same at every position."""
+        flat = self.tokens_per_step()
+        n = self.loop_after_tokens
+        if n <= 0 or self.draft_tokens <= 0 or self.acceptance_length is not None:
+            return 1.0 / flat
+        t = max(1.0, float(out_tokens))
+        top = 1.0 + self.draft_tokens
+        return (t + n * math.log((top - (top - flat) * math.exp(-t / n)) / flat)) / (top * t)
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,6 +132,13 @@ class TwinOptions(BaseModel):
         description="Declared acceptance length (tokens per verify step, 1..mtp+1); default "
         "the built-in DeepSeek-style curve.",
     )
+    loop_after: float | None = Field(
+        None,
+        ge=0,
+        description="Mean output tokens before a forced-length output (ignore_eos) repeats "
+        "itself, all drafts then accepted (0 = never: text that ends at EOS; default: the "
+        "profile book's fitted value); the default acceptance curve only.",
+    )
     fp4_act: Fp4Act = Field(
         "auto",
         description="FP4 activations for 4-bit weights: auto (on for precision=fp4 where the "

@@ -161,6 +161,10 @@ class ProfileBook(BaseModel):
     # for every engine; a deployment's declared acceptance length (`mtp_al`) is not scaled
     acceptance_scale: float = Field(1.0, gt=0, le=1.5)
     acceptance_source: str = ""
+    # mean output tokens before a forced-length output repeats itself, all drafts then
+    # accepted (`SpecDecode.steps_per_token`; 0 = never); the default curve only
+    loop_after_tokens: float = Field(0.0, ge=0)
+    loop_after_source: str = ""
     # efficiency of a declared untuned kernel path (kernels=untuned) for quantised weights
     untuned_kernel_scale: float = Field(1.0, gt=0, le=1)
     untuned_source: str = ""
@@ -293,6 +297,7 @@ class Applied:
     frontend_s: float = 0.0  # the serving stack's front end's fixed time per request
     frontend_s_per_token: float = 0.0  # and its time per prompt token (`frontend_cost`)
     acceptance_scale: float = 1.0  # the book's, for the default acceptance curve (`SpecDecode`)
+    loop_after_tokens: float = 0.0  # the book's: forced outputs' repetition (`SpecDecode`)
 
 
 def apply_profile(
@@ -361,4 +366,5 @@ def apply_profile(
         fixed,
         per_token,
         book.acceptance_scale,
+        book.loop_after_tokens,
     )

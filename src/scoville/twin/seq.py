@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scoville.twin.admission import AdmissionPolicy
+from scoville.twin.step import StepCost
 
 TokenCallback = Callable[[int, int], None]  # (t_ns, tokens)
 TOKEN_TEXT = " tok"  # every simulated token is this text; frames state their token counts
@@ -93,3 +94,14 @@ class ReplicaStats:
     kv_occupancy_max: float = 0.0
     steps: int = 0
     preemptions: int = 0
+
+    def add(self, cost: StepCost, occupancy: float) -> None:
+        """One step's busy time by what bound it, at this KV occupancy (used / capacity)."""
+        self.busy_s += cost.total_s
+        self.compute_s += cost.compute_s
+        self.memory_s += cost.memory_s
+        self.comm_s += cost.comm_s
+        self.overhead_s += cost.overhead_s
+        self.kv_occupancy_s += occupancy * cost.total_s
+        self.kv_occupancy_max = max(self.kv_occupancy_max, occupancy)
+        self.steps += 1

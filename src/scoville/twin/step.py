@@ -22,6 +22,9 @@ class StepBatch:
     prefill_ctx_read_tokens: int = 0  # sum of p over chunks (KV re-read of earlier chunks)
     n_sampled: int = 0  # sequences that sample a token this step (LM head rows)
     n_prefill_chunks: int = 0  # prompts being prefilled (each lands on one attention-DP rank)
+    # speculative decoding: the decoding sequences' verify steps per emitted token, summed
+    # (each its `SpecDecode.steps_per_token` for its output length); None = n_decode / L
+    verify_share: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
