@@ -228,7 +228,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind28", 60),
         ("blind29", 35),
         ("blind30", 60),
-        ("blind31", 2),
+        ("blind31", 24),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -290,8 +290,8 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # look at 14:07Z; blind29 (frozen 14:13Z, the same capture's 2026 Q2 rows whose run groups
     # no row names) is frozen and not yet looked at; so are blind30 (frozen 14:25Z, the same
     # capture's 2025-12 to 2026-03 rows that blind29 did not offer) and blind31 (frozen
-    # 15:26Z, the same capture's speculative-decoding rows that neither blind29 nor blind30
-    # offered)
+    # 15:26Z, regathered and frozen 15:36Z, the same capture's speculative-decoding rows that
+    # neither blind29 nor blind30 took)
     assert book.held_splits() == ("blind29", "blind30", "blind31")
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),

@@ -75,5 +75,5 @@ class Frozen(BaseModel):
     # and the thirtieth (the same capture's 2025-12 to 2026-03 rows blind29 did not offer)
     blind30: str = ""
     # and the thirty-first (the same capture's speculative-decoding rows neither blind29 nor
-    # blind30 offered)
+    # blind30 took)
     blind31: str = ""
