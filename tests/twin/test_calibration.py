@@ -287,12 +287,13 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # (frozen 10:26Z, the June 2026 capture's rows for groups its named runs lack) judged the
     # hardware factors refitted with fine steps, with one look at 12:01Z; blind28 (frozen 11:24Z,
     # the same capture's 8k/1k and 1k/8k rows) judged the routed experts' popularity, with one
-    # look at 14:07Z; blind29 (frozen 14:13Z, the same capture's 2026 Q2 rows whose run groups
-    # no row names) is frozen and not yet looked at; so are blind30 (frozen 14:25Z, the same
-    # capture's 2025-12 to 2026-03 rows that blind29 did not offer) and blind31 (frozen
-    # 15:26Z, regathered and frozen 15:36Z, the same capture's speculative-decoding rows that
-    # neither blind29 nor blind30 took)
-    assert book.held_splits() == ("blind29", "blind30", "blind31")
+    # look at 14:07Z; blind31 (frozen 15:26Z, regathered and frozen 15:36Z, the same capture's
+    # speculative-decoding rows that neither blind29 nor blind30 took) judged the acceptance over
+    # a forced-length output, with one look at 16:21Z; blind29 (frozen 14:13Z, the same
+    # capture's 2026 Q2 rows whose run groups no row names) is frozen and not yet looked at; so
+    # is blind30 (frozen 14:25Z, the same capture's 2025-12 to 2026-03 rows that blind29 did not
+    # offer)
+    assert book.held_splits() == ("blind29", "blind30")
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -309,6 +310,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind26", "2026-12-06T09:38Z", "2026-12-06T11:10Z"),
         ("blind27", "2026-12-06T10:26Z", "2026-12-06T12:01Z"),
         ("blind28", "2026-12-06T11:24Z", "2026-12-06T14:07Z"),
+        ("blind31", "2026-12-06T15:36Z", "2026-12-06T16:21Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
