@@ -9,19 +9,19 @@ import pytest
 
 from scoville.client.plan import length_requests
 from scoville.errors import TargetError
-from scoville.twin.calibration import CalPoint, Published
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import _kv_path
 from scoville.twin.comm import Fabric, Link, allreduce_s
 from scoville.twin.costmodel import Parallel, StepBatch, StepModel
 from scoville.twin.fast import run_point
-from scoville.twin.free_params import FREE_PARAMS, point_owner
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.layout import SpecDecode
 from scoville.twin.options import TwinOptions
 from scoville.twin.profiles import ProfileBook, load_profiles
 from scoville.twin.shape import activation_bytes_per_token, model_shape
 from scoville.twin.target import parse_twin_url, twin_info
+
+from .owners import fit_reads
 
 CAT = load_catalogue()
 
@@ -119,16 +119,9 @@ def test_the_books_acceptance_scale_takes_the_curves_drafts_never_a_declared_len
     declared = TwinOptions.parse_url(url + "&mtp_al=2.5").config(book).parallel.spec
     assert declared.tokens_per_step() == 2.5
     # the fit reads the scale on speculative rows that follow the curve, and on no other
-    prm = next(p for p in FREE_PARAMS if p.name == "acceptance_scale")
-    pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
-
-    def touched(u: str) -> bool:
-        point = CalPoint(id="x", url=u, isl_tokens=1, osl_tokens=1, published=pub, split="dev",
-                         source="s")  # fmt: skip
-        return prm.touches(point_owner(point))
-
-    assert touched(url) and not touched(url + "&mtp_al=2.5")
-    assert not touched(url.replace("&mtp=3", ""))
+    assert fit_reads("acceptance_scale", url)
+    assert not fit_reads("acceptance_scale", url + "&mtp_al=2.5")
+    assert not fit_reads("acceptance_scale", url.replace("&mtp=3", ""))
 
 
 def _tpot_ms(url: str) -> float:

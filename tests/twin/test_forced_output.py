@@ -10,13 +10,13 @@ import pytest
 
 from scoville.client.plan import length_requests
 from scoville.errors import TargetError
-from scoville.twin.calibration import CalPoint, Published
 from scoville.twin.fast import run_point
-from scoville.twin.free_params import FREE_PARAMS, point_owner
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.layout import DEFAULT_ACCEPTANCE
 from scoville.twin.layout import SpecDecode as Spec
 from scoville.twin.target import parse_twin_url
+
+from .owners import fit_reads
 
 # the scale that makes three drafts give L = 2 tokens a step: 1 / (0.80 + 0.62 + 0.51)
 HALF = 1.0 / sum(DEFAULT_ACCEPTANCE[:3])
@@ -82,13 +82,6 @@ def test_a_negative_loop_length_is_refused_with_its_option_named() -> None:
 
 
 def test_the_fit_reads_the_loop_length_on_default_curve_speculative_rows_only() -> None:
-    prm = next(p for p in FREE_PARAMS if p.name == "loop_after_tokens")
-    pub = Published(tput_per_gpu=1.0, tpot_ms=1.0)
-
-    def touched(u: str) -> bool:
-        point = CalPoint(id="x", url=u, isl_tokens=1, osl_tokens=1, published=pub, split="dev",
-                         source="s")  # fmt: skip
-        return prm.touches(point_owner(point))
-
-    assert touched(URL)
-    assert not touched(URL + "&mtp_al=2.5") and not touched(URL.replace("&mtp=3", ""))
+    assert fit_reads("loop_after_tokens", URL)
+    assert not fit_reads("loop_after_tokens", URL + "&mtp_al=2.5")
+    assert not fit_reads("loop_after_tokens", URL.replace("&mtp=3", ""))
