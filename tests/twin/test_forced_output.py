@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from typer.testing import CliRunner
 
 from scoville.client.plan import length_requests
+from scoville.commands.twin import app
 from scoville.errors import TargetError
 from scoville.twin.fast import run_point
 from scoville.twin.frontier import frontier_rows
@@ -85,3 +87,23 @@ def test_the_fit_reads_the_loop_length_on_default_curve_speculative_rows_only() 
     assert fit_reads("loop_after_tokens", URL)
     assert not fit_reads("loop_after_tokens", URL + "&mtp_al=2.5")
     assert not fit_reads("loop_after_tokens", URL.replace("&mtp=3", ""))
+
+
+def test_the_acceptance_a_prediction_rests_on_is_said() -> None:
+    # L = 2, N = 1000: over 1,024 tokens 1 / 0.370901 = 2.70 tokens a step, over 8,192 3.69
+    # (the closed form by hand: (T + N ln((4 - 2 e^(-T/N)) / 2)) / (4 T))
+    text = Spec(3, acceptance_scale=HALF, loop_after_tokens=1000.0).describe()
+    assert text.startswith("3 draft(s) on the default curve: 2.00 tokens per verify step")
+    assert "repeats itself after 1,000 output tokens" in text
+    assert "2.70 tokens per step over a 1,024-token output, 3.69 over 8,192" in text
+    assert Spec(3, acceptance_scale=HALF).describe().endswith("never repeat (loop_after=0)")
+    assert Spec(3, 2.5).describe() == "2.50 tokens per verify step of 3 draft(s), declared (mtp_al)"
+    assert Spec(0).describe() == ""
+    args = ["simulate", "--hardware", "B200", "--model", "DeepSeek-R1", "--tp", "8", "--ep", "8"]
+    args += ["--precision", "fp4", "--framework", "sglang", "--isl", "256", "--osl", "16"]
+    args += ["--concurrency", "1", "--no-bundle"]
+    out = CliRunner().invoke(app, [*args, "--mtp", "3"], env={"COLUMNS": "300"})
+    assert out.exit_code == 0, out.output
+    assert "acceptance 3 draft(s) on the default curve" in out.output
+    plain = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert plain.exit_code == 0 and "acceptance" not in plain.output

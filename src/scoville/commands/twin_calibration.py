@@ -107,10 +107,13 @@ def validate_cmd(
 def deployment_lines(cfg: TwinConfig) -> list[str]:
     """What a prediction for `cfg` rests on besides its URL, as `simulate` and `twin validate`
     print it: each setting its engine chose because the deployment left it unset
-    (`TwinConfig.notes`), what its software date did, and each factor no dev row informs."""
+    (`TwinConfig.notes`), the speculative acceptance it assumes, what its software date did,
+    and each factor no dev row informs."""
     from scoville.twin.coverage import uncalibrated
 
     lines = [f"[yellow]engine default[/yellow] {escape(note)}" for note in cfg.notes]
+    if accept := cfg.parallel.spec.describe():
+        lines.append(f"[yellow]acceptance[/yellow] {escape(accept)}")
     if software := cfg.labels.get("software"):
         lines.append(f"[yellow]software date[/yellow] {escape(software)}")
     lines += [f"[yellow]uncalibrated[/yellow] {escape(line)}" for line in uncalibrated(cfg)]

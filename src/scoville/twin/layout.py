@@ -67,6 +67,27 @@ class SpecDecode:
         top = 1.0 + self.draft_tokens
         return (t + n * math.log((top - (top - flat) * math.exp(-t / n)) / flat)) / (top * t)
 
+    def describe(self) -> str:
+        """The acceptance a prediction rests on, in one line ("" without drafts)."""
+        d, flat = self.draft_tokens, self.tokens_per_step()
+        if d <= 0:
+            return ""
+        if self.acceptance_length is not None:
+            return f"{flat:.2f} tokens per verify step of {d} draft(s), declared (mtp_al)"
+        text = (
+            f"{d} draft(s) on the default curve: {flat:.2f} tokens per verify step "
+            f"(acceptance_scale {self.acceptance_scale:g})"
+        )
+        if self.loop_after_tokens <= 0:
+            return text + "; outputs never repeat (loop_after=0)"
+        return text + (
+            f"; a forced-length output repeats itself after {self.loop_after_tokens:,.0f} output "
+            "tokens on average, every draft then accepted: "
+            f"{1 / self.steps_per_token(1024):.2f} tokens per step over a 1,024-token output, "
+            f"{1 / self.steps_per_token(8192):.2f} over 8,192 (loop_after=0: text that ends "
+            "at EOS; mtp_al= declares a measured length)"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Efficiency:
