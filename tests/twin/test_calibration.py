@@ -289,11 +289,12 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # the same capture's 8k/1k and 1k/8k rows) judged the routed experts' popularity, with one
     # look at 14:07Z; blind31 (frozen 15:26Z, regathered and frozen 15:36Z, the same capture's
     # speculative-decoding rows that neither blind29 nor blind30 took) judged the acceptance over
-    # a forced-length output, with one look at 16:21Z; blind29 (frozen 14:13Z, the same
-    # capture's 2026 Q2 rows whose run groups no row names) is frozen and not yet looked at; so
-    # is blind30 (frozen 14:25Z, the same capture's 2025-12 to 2026-03 rows that blind29 did not
-    # offer)
-    assert book.held_splits() == ("blind29", "blind30")
+    # a forced-length output, with one look at 16:21Z; blind30 (frozen 14:25Z, the same
+    # capture's 2025-12 to 2026-03 rows that blind29 did not offer) judged trtllm-serve's fixed
+    # time moved from every layer to the expert-parallel MoE layers, with one look at 18:36Z;
+    # blind29 (frozen 14:13Z, the same capture's 2026 Q2 rows whose run groups no row names) is
+    # frozen and not yet looked at
+    assert book.held_splits() == ("blind29",)
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -311,6 +312,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind27", "2026-12-06T10:26Z", "2026-12-06T12:01Z"),
         ("blind28", "2026-12-06T11:24Z", "2026-12-06T14:07Z"),
         ("blind31", "2026-12-06T15:36Z", "2026-12-06T16:21Z"),
+        ("blind30", "2026-12-06T14:25Z", "2026-12-06T18:36Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
