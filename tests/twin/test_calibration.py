@@ -562,3 +562,32 @@ def test_fine_steps_refine_a_value_the_coarse_grid_cannot_reach(
         got, before, after = fit_mod.fit([row], book, params=[prm], passes=passes, steps=steps)
         assert lo <= prm.get(got) / start <= hi
         assert after < before
+
+
+def test_a_cost_at_its_floor_is_also_tried_across_its_range(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scoville.twin.fit as fit_mod
+    from scoville.twin.calibration import Published
+    from scoville.twin.free_params import FREE_PARAMS
+
+    prm = next(p for p in FREE_PARAMS if p.name == "frameworks.trt.ep_moe_layer_overhead_s")
+    book = prm.set(load_profiles(), prm.lo)
+    # a fake twin whose throughput grows with the cost; the dev optimum is 15 us, 150x the floor
+    monkeypatch.setattr(
+        fit_mod,
+        "simulate_point",
+        lambda _p, quick, book: {"tput_per_gpu": 100.0 * (1.0 + prm.get(book) / 1e-5)},
+    )
+    row = next(
+        p
+        for p in load_points()
+        if p.split == "dev" and "framework=trt" in p.url and "ep=8" in p.url
+    )
+    row = row.model_copy(update={"published": Published(tput_per_gpu=250.0)})
+    got, before, after = fit_mod.fit([row], book, params=[prm], passes=1)
+    assert 1.4e-5 <= prm.get(got) <= 1.6e-5 and after < before
+    # without the spread points, x2 a pass leaves it where it was, three orders short
+    monkeypatch.setattr(fit_mod, "ESCAPE_POINTS", 0)
+    got, _, _ = fit_mod.fit([row], book, params=[prm], passes=1)
+    assert prm.get(got) <= 2 * prm.lo

@@ -1,6 +1,6 @@
 """`scoville twin fit`: fit the twin's named free parameters (`free_params.FREE_PARAMS`) on the
 calibration table's dev split only (the test split stays held out), by coordinate search over
-multiplicative steps.
+multiplicative steps (and, for a value at its floor, points spread over its range).
 
 The objective is the weighted mean |log(predicted / published)| (capped at a factor of 2) of
 per-GPU throughput, median TPOT and, at half weight, median TTFT over the dev points a parameter
@@ -44,6 +44,11 @@ STEPS = (0.5, 0.7, 0.85, 1.18, 1.4, 2.0)  # multiplicative trials per parameter 
 # about 8 % from the dev optimum its own steps cannot reach (both vendors' software trend
 # stopped at the first coarse step, x1.18 a year)
 FINE_STEPS = (0.9, 0.95, 1.05, 1.1)
+# a value within ESCAPE_FACTOR of its floor, where the range spans at least ESCAPE_SPAN, is also
+# tried at ESCAPE_POINTS points spread geometrically over the range (`trial_values`)
+ESCAPE_FACTOR = 10.0
+ESCAPE_SPAN = 100.0
+ESCAPE_POINTS = 3
 LOG_ERROR_CAP = math.log(2.0)  # an error beyond 2x (or 1/2) counts as 2x
 
 
@@ -88,9 +93,24 @@ def fit(
     """Coordinate search on dev points only; returns (book, dev loss before, after). `jobs`
     processes simulate a trial's points at once (the result does not depend on it). `steps`
     are the multiplicative trials of each parameter in each pass, each taken from the best
-    value so far (STEPS, or FINE_STEPS to refine)."""
+    value so far (STEPS, or FINE_STEPS to refine; `trial_values` adds points spread over the
+    range for a value at its floor)."""
     with point_mapper(jobs) as mapper:
         return _fit(points, book, params, passes, log, mapper, steps)
+
+
+def trial_values(prm: FreeParam, value: float, steps: Sequence[float]) -> list[float]:
+    """The values a pass tries for `prm` from `value`: each multiplicative step, clipped to the
+    bounds, and, where the value sits within ESCAPE_FACTOR of a floor at least ESCAPE_SPAN below
+    the ceiling, ESCAPE_POINTS points spread geometrically over the range as well. A step of
+    x2 cannot carry a cost from its 0.1 us floor to the tens of microseconds a path may need in
+    any number of passes a fit can afford; the spread points can (trtllm-serve's expert-parallel
+    cost sat at 0.3 us from 2026-12-06T04:00Z to 17:28Z, docs/design/twin.md)."""
+    values = [min(prm.hi, max(prm.lo, value * step)) for step in steps]
+    if prm.lo > 0 and value < prm.lo * ESCAPE_FACTOR and prm.hi >= prm.lo * ESCAPE_SPAN:
+        span = prm.hi / prm.lo
+        values += [prm.lo * span ** (k / (ESCAPE_POINTS + 1)) for k in range(1, ESCAPE_POINTS + 1)]
+    return values
 
 
 def _fit(
@@ -114,8 +134,7 @@ def _fit(
             if not fittable(prm, [owners[p.id] for p in mine]):
                 continue
             best_v, best_l = prm.get(book), loss(mine, book, mapper)
-            for step in steps:
-                v = min(prm.hi, max(prm.lo, best_v * step))
+            for v in trial_values(prm, best_v, steps):
                 trial = loss(mine, prm.set(book, v), mapper)
                 if trial < best_l - 1e-4:
                     best_v, best_l = v, trial
