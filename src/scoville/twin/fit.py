@@ -105,12 +105,13 @@ def trial_values(prm: FreeParam, value: float, steps: Sequence[float]) -> list[f
     the ceiling, ESCAPE_POINTS points spread geometrically over the range as well. A step of
     x2 cannot carry a cost from its 0.1 us floor to the tens of microseconds a path may need in
     any number of passes a fit can afford; the spread points can (trtllm-serve's expert-parallel
-    cost sat at 0.3 us from 2026-12-06T04:00Z to 17:28Z, docs/design/twin.md)."""
+    cost sat at 0.3 us from 2026-12-06T04:00Z to 17:28Z, docs/design/twin.md). A value a
+    clipped step repeats, or the value itself, is tried once at most: its loss is known."""
     values = [min(prm.hi, max(prm.lo, value * step)) for step in steps]
     if prm.lo > 0 and value < prm.lo * ESCAPE_FACTOR and prm.hi >= prm.lo * ESCAPE_SPAN:
         span = prm.hi / prm.lo
         values += [prm.lo * span ** (k / (ESCAPE_POINTS + 1)) for k in range(1, ESCAPE_POINTS + 1)]
-    return values
+    return [v for v in dict.fromkeys(values) if v != value]
 
 
 def _fit(
