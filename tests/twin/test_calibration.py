@@ -506,6 +506,37 @@ def test_validate_says_which_rows_are_stalled_starts_and_why() -> None:
     text = " ".join(r.output.split())
     assert "1 row(s) of dev (b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4-bx12) whose mean TTFT" in text
     assert "start-up stall" in text
+    # the row's throughput is about twice its published figure: the targets line names it
+    assert "targets on dev (median |error| <= 10%" in text
+    assert "not met: all 1 rows' tput_per_gpu median |error|" in text
+
+
+def test_the_targets_line_names_each_target_a_split_misses() -> None:
+    from scoville.twin.calibration import RegimeError, missed_targets
+
+    def reg(regime: str, metric: str, n: int, err: float, bias: float) -> RegimeError:
+        return RegimeError(regime, metric, n, err, bias)
+
+    met = [
+        reg("all", "tput_per_gpu", 60, 0.093, -0.032),
+        reg("all", "tpot_ms", 60, 0.100, 0.035),
+        reg("all", "ttft_ms", 60, 0.6, 0.5),  # TTFT is no target
+        reg("hardware CDNA3", "tpot_ms", 12, 0.20, 0.13),  # 20 % itself is not above 20 %
+    ]
+    assert missed_targets(met) == []
+    missed = missed_targets(
+        [
+            reg("all", "tput_per_gpu", 60, 0.102, -0.046),
+            reg("all", "tpot_ms", 60, 0.09, 0.057),
+            reg("hardware CDNA4", "tpot_ms", 4, 0.425, 0.201),
+            reg("hardware CDNA4", "ttft_ms", 4, 0.65, 0.65),
+        ]
+    )
+    assert missed == [
+        "all 60 rows' tput_per_gpu median |error| 10.2%",
+        "all 60 rows' tpot_ms bias +5.7%",
+        "hardware CDNA4 (4 rows) tpot_ms 42.5%",
+    ]
 
 
 def test_a_rows_run_date_gives_it_a_quarter_regime_and_must_be_a_date() -> None:

@@ -131,7 +131,14 @@ def _print_sources(points: list[CalPoint]) -> None:
 
 
 def _print_regimes(rows: list[Comparison], split: str) -> None:
-    from scoville.twin.calibration import STALL_RATIO, STALL_SHARE, STALLED, by_regime
+    from scoville.twin.calibration import (
+        STALL_RATIO,
+        STALL_SHARE,
+        STALLED,
+        TARGETS,
+        by_regime,
+        missed_targets,
+    )
     from scoville.twin.splits import SPLITS
 
     splits = SPLITS if split == "all" else (split,)
@@ -147,6 +154,9 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
                 r.regime, r.metric, str(r.n), f"{r.median_abs_error:.1%}", f"{r.bias:+.1%}"
             )
         console.print(table)
+        missed = missed_targets(regs)
+        verdict = f"not met: {'; '.join(missed)}" if missed else "met"
+        console.print(f"targets on {sp} ({escape(TARGETS)}): {escape(verdict)}")
         stalled = sorted({c.point_id for c in rows if c.role == sp and STALLED in c.regimes})
         if stalled:
             console.print(

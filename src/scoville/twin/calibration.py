@@ -301,6 +301,32 @@ class RegimeError:
     bias: float  # median signed error
 
 
+# The twin's accuracy targets, as `twin validate` checks each split against them: over
+# throughput per GPU and median TPOT, the median |error| over all rows at most 10 %, the signed
+# bias within +/-5 %, and no regime's median |error| above 20 % (TTFT is reported, not a target)
+TARGET_METRICS = ("tput_per_gpu", "tpot_ms")
+MEDIAN_TARGET = 0.10
+BIAS_TARGET = 0.05
+REGIME_TARGET = 0.20
+TARGETS = "median |error| <= 10%, bias within +/-5%, no regime above 20%; throughput and TPOT"
+
+
+def missed_targets(regs: Sequence[RegimeError]) -> list[str]:
+    """What one split's errors (`by_regime`) miss of the targets, one line each: empty when all
+    are met. Every regime counts, however few its rows; each line gives its row count."""
+    out = []
+    for r in regs:
+        if r.metric not in TARGET_METRICS:
+            continue
+        if r.regime == "all" and r.median_abs_error > MEDIAN_TARGET:
+            out.append(f"all {r.n} rows' {r.metric} median |error| {r.median_abs_error:.1%}")
+        if r.regime == "all" and abs(r.bias) > BIAS_TARGET:
+            out.append(f"all {r.n} rows' {r.metric} bias {r.bias:+.1%}")
+        if r.regime != "all" and r.median_abs_error > REGIME_TARGET:
+            out.append(f"{r.regime} ({r.n} rows) {r.metric} {r.median_abs_error:.1%}")
+    return out
+
+
 def median(xs: Sequence[float]) -> float:
     s = sorted(xs)
     n = len(s)
