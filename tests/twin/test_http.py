@@ -125,8 +125,13 @@ async def test_token_times_follow_the_simulation() -> None:
         arrivals = [t for t, d in frames if d != "[DONE]" and json.loads(d)["choices"]]
         predicted = [(t - rec.start_ns) / 1e9 / speed for t in rec.chunk_ns]
         assert len(arrivals) == 6
+        # a busy machine only delays a token, never sends it early: each arrives no more than
+        # 10 ms before its simulated time and less than half a step gap after it, so every
+        # token lands on its own step (a 30 ms window either side failed once at 43 ms late,
+        # under a full CI load)
+        half_gap = min(b - a for a, b in itertools.pairwise(predicted)) / 2
         for a, p in zip(arrivals, predicted, strict=True):
-            assert a == pytest.approx(p, abs=0.03)
+            assert -0.01 <= a - p < half_gap, (a, p)
 
 
 @pytest.mark.parametrize(("mode", "status"), [("5xx", 500), ("429", 429)])
