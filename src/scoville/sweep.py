@@ -19,7 +19,7 @@ from scoville.client.scale.workers import WorkerResult, WorkerTarget
 from scoville.client.stop import StopOnSignal
 from scoville.errors import SpecError, TargetError
 from scoville.metrics.samples import MarginTracker, refuse_unreachable_margin, stop_rule_for
-from scoville.records.model import PointWindow, RequestRecord
+from scoville.records.model import ErrorKind, PointWindow, RequestRecord
 from scoville.records.sink import Sink
 from scoville.spec.model import BenchmarkSpec
 from scoville.targets.base import Target
@@ -39,13 +39,16 @@ async def template_overhead(target: Target, spec: BenchmarkSpec) -> tuple[int, s
     """Tokens the server adds around a prompt (chat template, BOS): one probe request.
 
     Sends a 32-token text with max_tokens=1 and compares the server's usage.prompt_tokens
-    with the local count. Returns (overhead, note)."""
+    with the local count. Returns (overhead, note). A stream that ends well with no output
+    token (the model's first token ended it) still counts: the probe needs the server's
+    prompt count, not an output."""
     if target.tokenizer is None:
         return 0, "no tokenizer: prompt lengths not verified"
     text = exact_prompt(target.tokenizer, 32, random.Random(spec.seed + 7919))
     probe = to_request(Prompt(text, 32, 1), "probe", spec)
     ex = await target.server.generate(probe)
-    if ex.error is not None:
+    ended_at_once = ex.error is ErrorKind.EMPTY and ex.prompt_tokens is not None
+    if ex.error is not None and not ended_at_once:
         raise TargetError(
             f"The target failed a 1-token probe request before the sweep "
             f"({ex.error.value}: {ex.error_detail[:200]}). Check that "

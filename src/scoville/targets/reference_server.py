@@ -10,7 +10,8 @@ asked per request with the body field `x_fault` (or for all with `Schedule.fault
 N), "stall:S" (pause S seconds mid-stream), "crlf" (CRLF line endings), "huge:N" (a first
 frame of N bytes), "usage:str|neg|x10" (a lying usage count), "trickle:MS" (one byte every MS
 ms), "hang" (never answer), "html" (an HTML 502 page), "echo" (a 401 echoing the request
-headers), "json200" (a non-stream 200), "nodata" (frames without `data:`).
+headers), "json200" (a non-stream 200), "nodata" (frames without `data:`), "eos:N" (the model
+ends its output after N tokens, finish_reason "stop"; "eos:0": no output token at all).
 Run alone: `python -m scoville.targets.reference_server --port 8123 --ttft-ms 20 --itl-ms 10`.
 """
 
@@ -157,6 +158,9 @@ async def _generate(request: web.Request) -> web.StreamResponse:
         return refused
     chat = request.path.endswith("chat/completions")
     n_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
+    finish = "length"
+    if fault.startswith("eos:") and int(fault[4:]) < n_tokens:
+        n_tokens, finish = int(fault[4:]), "stop"
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await resp.prepare(request)
     out = _Writer(resp, fault)
@@ -164,7 +168,7 @@ async def _generate(request: web.Request) -> web.StreamResponse:
     if emit_ns is None:  # the stream was cut
         return resp
     model = state.schedule.model
-    last = {"object": "text_completion", "model": model, "choices": [_choice(chat, "", "length")]}
+    last = {"object": "text_completion", "model": model, "choices": [_choice(chat, "", finish)]}
     await out.event(_json({**last, "usage": _usage(state, body, n_tokens, fault)}))
     done_ns = time.monotonic_ns()
     await out.event(b"[DONE]")
