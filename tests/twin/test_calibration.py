@@ -626,6 +626,6 @@ def test_a_cost_at_its_floor_is_also_tried_across_its_range(
     got, _, _ = fit_mod.fit([row], book, params=[prm], passes=1)
     assert prm.get(got) <= 2 * prm.lo
     # at the floor, the steps below it all clip to the floor itself: none is tried
-    assert fit_mod.trial_values(prm, prm.lo, fit_mod.STEPS) == [
+    assert list(fit_mod.trial_values(prm, lambda: prm.lo, fit_mod.STEPS)) == [
         prm.lo * s for s in (1.18, 1.4, 2.0)
     ]

@@ -11,8 +11,9 @@ were fitted on, and the dev error before and after.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from scoville.twin.calibration import (
     THROUGHPUTS,
@@ -99,19 +100,28 @@ def fit(
         return _fit(points, book, params, passes, log, mapper, steps)
 
 
-def trial_values(prm: FreeParam, value: float, steps: Sequence[float]) -> list[float]:
-    """The values a pass tries for `prm` from `value`: each multiplicative step, clipped to the
-    bounds, and, where the value sits within ESCAPE_FACTOR of a floor at least ESCAPE_SPAN below
-    the ceiling, ESCAPE_POINTS points spread geometrically over the range as well. A step of
-    x2 cannot carry a cost from its 0.1 us floor to the tens of microseconds a path may need in
-    any number of passes a fit can afford; the spread points can (trtllm-serve's expert-parallel
-    cost sat at 0.3 us from 2026-12-06T04:00Z to 17:28Z, docs/design/twin.md). A value a
-    clipped step repeats, or the value itself, is tried once at most: its loss is known."""
-    values = [min(prm.hi, max(prm.lo, value * step)) for step in steps]
-    if prm.lo > 0 and value < prm.lo * ESCAPE_FACTOR and prm.hi >= prm.lo * ESCAPE_SPAN:
+def trial_values(
+    prm: FreeParam, best: Callable[[], float], steps: Sequence[float]
+) -> Iterator[float]:
+    """The values a pass tries for `prm`: each multiplicative step from the best value so far
+    (`best()`, read at each step), clipped to the bounds; then, where the pass's first value sat
+    within ESCAPE_FACTOR of a floor at least ESCAPE_SPAN below the ceiling, ESCAPE_POINTS points
+    spread geometrically over the range. A step of x2 cannot carry a cost from its 0.1 us floor
+    to the tens of microseconds a path may need in any number of passes a fit can afford; the
+    spread points can (trtllm-serve's expert-parallel cost sat at 0.3 us from
+    2026-12-06T04:00Z to 17:28Z, docs/design/twin.md). A value already tried in the pass (a
+    clipped step's repeat, the first value itself) is not tried again: its loss is known, and
+    it lost to a best that has only improved since."""
+    start = best()
+    tried = {start}
+    spread: list[float] = []
+    if prm.lo > 0 and start < prm.lo * ESCAPE_FACTOR and prm.hi >= prm.lo * ESCAPE_SPAN:
         span = prm.hi / prm.lo
-        values += [prm.lo * span ** (k / (ESCAPE_POINTS + 1)) for k in range(1, ESCAPE_POINTS + 1)]
-    return [v for v in dict.fromkeys(values) if v != value]
+        spread = [prm.lo * span ** (k / (ESCAPE_POINTS + 1)) for k in range(1, ESCAPE_POINTS + 1)]
+    for v in itertools.chain((min(prm.hi, max(prm.lo, best() * s)) for s in steps), spread):
+        if v not in tried:
+            tried.add(v)
+            yield v
 
 
 def _fit(
@@ -135,7 +145,8 @@ def _fit(
             if not fittable(prm, [owners[p.id] for p in mine]):
                 continue
             best_v, best_l = prm.get(book), loss(mine, book, mapper)
-            for v in trial_values(prm, best_v, steps):
+            # late binding on purpose: each step goes from the best value found so far
+            for v in trial_values(prm, lambda: best_v, steps):  # noqa: B023
                 trial = loss(mine, prm.set(book, v), mapper)
                 if trial < best_l - 1e-4:
                     best_v, best_l = v, trial
