@@ -73,6 +73,18 @@ def cutting_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def ending_url() -> Iterator[str]:
+    """Reference server whose model ends every output at once: no output token, usage kept."""
+    yield from _serving(2.0, 1.0, fault="eos:0")
+
+
+@pytest.fixture(scope="session")
+def cut_at_once_url() -> Iterator[str]:
+    """Reference server that cuts every stream before its first frame."""
+    yield from _serving(2.0, 1.0, fault="cut:0")
+
+
+@pytest.fixture(scope="session")
 def fast_url() -> Iterator[str]:
     """Reference server: 5 ms to the first token, then 2 ms per token."""
     yield from _serving(5.0, 2.0)
