@@ -308,7 +308,10 @@ TARGET_METRICS = ("tput_per_gpu", "tpot_ms")
 MEDIAN_TARGET = 0.10
 BIAS_TARGET = 0.05
 REGIME_TARGET = 0.20
-TARGETS = "median |error| <= 10%, bias within +/-5%, no regime above 20%; throughput and TPOT"
+TARGETS = (
+    f"median |error| <= {MEDIAN_TARGET:.0%}, bias within +/-{BIAS_TARGET:.0%}, "
+    f"no regime above {REGIME_TARGET:.0%}; throughput and TPOT"
+)
 
 
 def missed_targets(regs: Sequence[RegimeError]) -> list[str]:
