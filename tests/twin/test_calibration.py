@@ -294,10 +294,11 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # a forced-length output, with one look at 16:21Z; blind30 (frozen 14:25Z, the same
     # capture's 2025-12 to 2026-03 rows that blind29 did not offer) judged trtllm-serve's fixed
     # time moved from every layer to the expert-parallel MoE layers, with one look at 18:36Z;
-    # blind29 (frozen 14:13Z, the same capture's 2026 Q2 rows whose run groups no row names) is
-    # frozen and not yet looked at; so is blind32 (frozen 17:35Z, the same capture's rows of any
-    # date and shape whose run groups no row names, 1k/1k first)
-    assert book.held_splits() == ("blind29", "blind32")
+    # blind29 (frozen 14:13Z, the same capture's 2026 Q2 rows whose run groups no row names) had
+    # its one look at 20:51Z on the book as it was, with no change to judge; blind32 (frozen
+    # 17:35Z, the same capture's rows of any date and shape whose run groups no row names, 1k/1k
+    # first) is frozen and not yet looked at
+    assert book.held_splits() == ("blind32",)
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -316,6 +317,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind28", "2026-12-06T11:24Z", "2026-12-06T14:07Z"),
         ("blind31", "2026-12-06T15:36Z", "2026-12-06T16:21Z"),
         ("blind30", "2026-12-06T14:25Z", "2026-12-06T18:36Z"),
+        ("blind29", "2026-12-06T14:13Z", "2026-12-06T20:51Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
@@ -499,7 +501,7 @@ def test_validate_says_which_rows_are_stalled_starts_and_why() -> None:
         app,
         [
             "twin", "validate", "--split", "dev", "--quick", "--requests-per-point", "16",
-            "--only", "b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4",
+            "--only", "b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4-bx12",
         ],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
