@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -511,6 +514,35 @@ def test_validate_says_which_rows_are_stalled_starts_and_why() -> None:
     # the row's throughput is about twice its published figure: the targets line names it
     assert "targets on dev (median |error| <= 10%" in text
     assert "not met: all 1 rows' tput_per_gpu median |error|" in text
+
+
+def test_validate_writes_its_rows_and_regimes_as_json(tmp_path: Path) -> None:
+    from scoville.errors import StorageError
+    from scoville.twin.calibration import STALLED, load_book
+
+    row = "b200-dsr1-fp4-sglang-tp8-ep8-8k1k-c4-bx12"
+    args = ["twin", "validate", "--split", "dev", "--quick", "--requests-per-point", "16"]
+    out = tmp_path / "validate.json"
+    r = CliRunner().invoke(app, [*args, "--only", row, "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    (point,) = [p for p in load_book().points if p.id == row]
+    rows = {x["metric"]: x for x in doc["rows"]}
+    assert set(rows) == {"tput_per_gpu", "tpot_ms", "ttft_ms"} and doc["split"] == "dev"
+    tput = rows["tput_per_gpu"]
+    assert tput["published"] == point.published.tput_per_gpu and tput["url"] == point.url
+    assert STALLED in tput["regimes"] and tput["run_date"] == point.run_date
+    # the terminal's table and verdict, as data: the twin's prediction for the row, and the
+    # targets this one row misses (its throughput is about twice the published figure)
+    predicted = simulate_point(point, quick=True, requests=16)
+    assert {m: x["predicted"] for m, x in rows.items()} == {m: predicted[m] for m in rows}
+    dev = doc["splits"]["dev"]
+    assert dev["targets_met"] is False and any("tput_per_gpu" in m for m in dev["missed"])
+    assert {"regime": "all", "metric": "tpot_ms", "n": 1} in [
+        {k: x[k] for k in ("regime", "metric", "n")} for x in dev["regimes"]
+    ]
+    bad = CliRunner().invoke(app, [*args, "--only", row, "--json", str(tmp_path / "no" / "x")])
+    assert isinstance(bad.exception, StorageError) and "Writing" in str(bad.exception)
 
 
 def test_the_targets_line_names_each_target_a_split_misses() -> None:

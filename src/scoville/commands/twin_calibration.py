@@ -21,7 +21,7 @@ _BLINDS = [s for s in SPLITS if s.startswith("blind")]
 _BLIND_HELP = ", ".join([*_BLINDS[:3], "...", *_BLINDS[_BLINDS.index("blind22") :]])
 
 if TYPE_CHECKING:
-    from scoville.twin.calibration import CalPoint, Comparison
+    from scoville.twin.calibration import CalPoint, Comparison, RegimeError
     from scoville.twin.cluster import TwinConfig
 
 console = Console()
@@ -44,6 +44,14 @@ def validate_cmd(
         int,
         typer.Option(help="Processes that simulate points at once (the same figures).", min=1),
     ] = 1,
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            help="Also write every row (published, predicted, error, regimes, URL) and each "
+            "split's regime errors and targets verdict to this JSON file.",
+        ),
+    ] = None,
 ) -> None:
     """Predicted vs published on the frozen test split, with error by regime and signed bias."""
     from scoville.twin.calibration import load_book, validate
@@ -87,6 +95,9 @@ def validate_cmd(
         )
     console.print(table)
     _print_regimes(rows, split)
+    if json_out is not None:
+        _write_validation(json_out, rows, points, split, quick, requests_per_point)
+        console.print(f"rows and regimes written to {escape(str(json_out))}")
     console.print(
         f"split frozen {book.frozen.date}: {escape(book.frozen.rule)}; `twin fit` reads dev "
         "rows only"
@@ -130,22 +141,88 @@ def _print_sources(points: list[CalPoint]) -> None:
             console.print(f"{p.id}: {line}")
 
 
-def _print_regimes(rows: list[Comparison], split: str) -> None:
-    from scoville.twin.calibration import (
-        STALL_RATIO,
-        STALL_SHARE,
-        STALLED,
-        TARGETS,
-        by_regime,
-        missed_targets,
-    )
+def _split_errors(
+    rows: list[Comparison], split: str
+) -> list[tuple[str, list[RegimeError], list[str]]]:
+    """(split, its errors by regime, the targets it misses) for each split `rows` hold."""
+    from scoville.twin.calibration import by_regime, missed_targets
     from scoville.twin.splits import SPLITS
 
-    splits = SPLITS if split == "all" else (split,)
-    for sp in splits:
+    out = []
+    for sp in SPLITS if split == "all" else (split,):
         regs = by_regime(rows, sp)
-        if not regs:
-            continue
+        if regs:
+            out.append((sp, regs, missed_targets(regs)))
+    return out
+
+
+def _write_validation(
+    path: Path,
+    rows: list[Comparison],
+    points: list[CalPoint],
+    split: str,
+    quick: bool,
+    requests_per_point: int | None,
+) -> None:
+    """`twin validate --json`: every compared row with its point's deployment, then each
+    split's errors by regime and the targets it misses (what the terminal shows, as data)."""
+    from scoville.bundle.files import write_json
+    from scoville.twin.calibration import TARGETS, load_book
+
+    by_id = {p.id: p for p in points}
+    write_json(
+        path,
+        {
+            "schema": "scoville.twin.validate/1",
+            "split": split,
+            "quick": quick,
+            "requests_per_point": requests_per_point,
+            "frozen": load_book().frozen.date,
+            "targets": TARGETS,
+            "error": "(predicted - published) / published; a regime's figures are the median "
+            "|error| and the median signed error (bias)",
+            "rows": [
+                {
+                    "point_id": c.point_id,
+                    "split": c.role,
+                    "metric": c.metric,
+                    "published": c.published,
+                    "predicted": c.predicted,
+                    "error": c.error,
+                    "regimes": list(c.regimes),
+                    "url": by_id[c.point_id].url,
+                    "isl_tokens": by_id[c.point_id].isl_tokens,
+                    "osl_tokens": by_id[c.point_id].osl_tokens,
+                    "concurrency": by_id[c.point_id].concurrency,
+                    "run_date": by_id[c.point_id].run_date,
+                }
+                for c in rows
+            ],
+            "splits": {
+                sp: {
+                    "targets_met": not missed,
+                    "missed": missed,
+                    "regimes": [
+                        {
+                            "regime": r.regime,
+                            "metric": r.metric,
+                            "n": r.n,
+                            "median_abs_error": r.median_abs_error,
+                            "bias": r.bias,
+                        }
+                        for r in regs
+                    ],
+                }
+                for sp, regs, missed in _split_errors(rows, split)
+            },
+        },
+    )
+
+
+def _print_regimes(rows: list[Comparison], split: str) -> None:
+    from scoville.twin.calibration import STALL_RATIO, STALL_SHARE, STALLED, TARGETS
+
+    for sp, regs, missed in _split_errors(rows, split):
         table = Table(title=f"error by regime ({sp} split): median |error| and signed bias")
         for col in ("regime", "metric", "n", "median |error|", "bias"):
             table.add_column(col, justify="right")
@@ -154,7 +231,6 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
                 r.regime, r.metric, str(r.n), f"{r.median_abs_error:.1%}", f"{r.bias:+.1%}"
             )
         console.print(table)
-        missed = missed_targets(regs)
         verdict = f"not met: {'; '.join(missed)}" if missed else "met"
         console.print(f"targets on {sp} ({escape(TARGETS)}): {escape(verdict)}")
         stalled = sorted({c.point_id for c in rows if c.role == sp and STALLED in c.regimes})
