@@ -128,6 +128,7 @@ def test_sigterm_then_resume_completes_the_sweep_with_the_same_prompts(
         text=True,
         timeout=120,
     )
+    assert res.returncode in (0, 3), res.stderr  # 3: a point it distrusts, checked below
     points = json.loads((run / "summary.json").read_text())["points"]
     assert [p["point_id"] for p in points] == ["c1", "c2"]
     assert all(valid_but_for_load(p) for p in points), [p["invalid_reasons"] for p in points]
