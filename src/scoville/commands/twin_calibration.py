@@ -5,6 +5,7 @@ split only). Mounted on the `twin` group by `commands/twin.py`.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -96,7 +97,9 @@ def validate_cmd(
     console.print(table)
     _print_regimes(rows, split)
     if json_out is not None:
-        _write_validation(json_out, rows, points, split, quick, requests_per_point)
+        _write_validation(
+            json_out, rows, points, split, book.frozen.date, quick, requests_per_point
+        )
         console.print(f"rows and regimes written to {escape(str(json_out))}")
     console.print(
         f"split frozen {book.frozen.date}: {escape(book.frozen.rule)}; `twin fit` reads dev "
@@ -161,15 +164,33 @@ def _write_validation(
     rows: list[Comparison],
     points: list[CalPoint],
     split: str,
+    frozen: str,
     quick: bool,
     requests_per_point: int | None,
 ) -> None:
     """`twin validate --json`: every compared row with its point's deployment, then each
     split's errors by regime and the targets it misses (what the terminal shows, as data)."""
     from scoville.bundle.files import write_json
-    from scoville.twin.calibration import TARGETS, load_book
+    from scoville.twin.calibration import TARGETS
 
     by_id = {p.id: p for p in points}
+
+    def row(c: Comparison, p: CalPoint) -> dict[str, object]:
+        return {
+            "point_id": c.point_id,
+            "split": c.role,
+            "metric": c.metric,
+            "published": c.published,
+            "predicted": c.predicted,
+            "error": c.error,
+            "regimes": list(c.regimes),
+            "url": p.url,
+            "isl_tokens": p.isl_tokens,
+            "osl_tokens": p.osl_tokens,
+            "concurrency": p.concurrency,
+            "run_date": p.run_date,
+        }
+
     write_json(
         path,
         {
@@ -177,41 +198,16 @@ def _write_validation(
             "split": split,
             "quick": quick,
             "requests_per_point": requests_per_point,
-            "frozen": load_book().frozen.date,
+            "frozen": frozen,
             "targets": TARGETS,
             "error": "(predicted - published) / published; a regime's figures are the median "
             "|error| and the median signed error (bias)",
-            "rows": [
-                {
-                    "point_id": c.point_id,
-                    "split": c.role,
-                    "metric": c.metric,
-                    "published": c.published,
-                    "predicted": c.predicted,
-                    "error": c.error,
-                    "regimes": list(c.regimes),
-                    "url": by_id[c.point_id].url,
-                    "isl_tokens": by_id[c.point_id].isl_tokens,
-                    "osl_tokens": by_id[c.point_id].osl_tokens,
-                    "concurrency": by_id[c.point_id].concurrency,
-                    "run_date": by_id[c.point_id].run_date,
-                }
-                for c in rows
-            ],
+            "rows": [row(c, by_id[c.point_id]) for c in rows],
             "splits": {
                 sp: {
                     "targets_met": not missed,
                     "missed": missed,
-                    "regimes": [
-                        {
-                            "regime": r.regime,
-                            "metric": r.metric,
-                            "n": r.n,
-                            "median_abs_error": r.median_abs_error,
-                            "bias": r.bias,
-                        }
-                        for r in regs
-                    ],
+                    "regimes": [dataclasses.asdict(r) for r in regs],
                 }
                 for sp, regs, missed in _split_errors(rows, split)
             },
