@@ -663,3 +663,24 @@ def test_a_cost_at_its_floor_is_also_tried_across_its_range(
     assert list(fit_mod.trial_values(prm, lambda: prm.lo, fit_mod.STEPS)) == [
         prm.lo * s for s in (1.18, 1.4, 2.0)
     ]
+
+
+def test_gb200_dynamo_trt_rows_of_december_2025_hold_their_sweep_scripts_fp8_kv_cache() -> None:
+    """The sweep scripts those runs cloned (ai-dynamo/dynamo release/0.5.1-rc0.20251105,
+    performance_sweeps/scripts/gen_yaml.py) write an FP8 KV cache for both pools: every such row
+    says so in its URL, none keeps the twin's BF16 default, and the erratum is recorded."""
+    from scoville.twin.calibration import load_book
+    from scoville.twin.options import TwinOptions
+
+    book = load_book()
+    rows = [
+        p
+        for p in book.points
+        if "framework=dynamo-trt" in p.url
+        and p.url.startswith("twin:GB200/DeepSeek-R1")
+        and (p.run_date or "").startswith("2025-12")
+    ]
+    assert len(rows) >= 97
+    assert all(TwinOptions.parse_url(p.url).kv == "fp8" for p in rows)
+    assert not any("KV-cache dtype not found" in " ".join(p.source.split()) for p in rows)
+    assert any(e.startswith("2026-12-06T22:43Z: the 97 GB200") for e in book.frozen.errata)
