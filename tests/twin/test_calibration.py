@@ -117,6 +117,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind30",
             "blind31",
             "blind32",
+            "blind33",
         )
         and not p.was
     )
@@ -164,7 +165,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
         "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16, "
         "blind17, blind18, blind19, blind20, blind21, blind22, blind25, blind26, blind27, "
-        "blind28, blind29, blind30, blind31, blind32 or all." in out
+        "blind28, blind29, blind30, blind31, blind32, blind33 or all." in out
     )
 
 
@@ -234,6 +235,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind30", 60),
         ("blind31", 24),
         ("blind32", 60),
+        ("blind33", 40),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -300,8 +302,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # blind29 (frozen 14:13Z, the same capture's 2026 Q2 rows whose run groups no row names) had
     # its one look at 20:51Z on the book as it was, with no change to judge; blind32 (frozen
     # 17:35Z, the same capture's rows of any date and shape whose run groups no row names, 1k/1k
-    # first) is frozen and not yet looked at
-    assert book.held_splits() == ("blind32",)
+    # first) is frozen and not yet looked at; so is blind33 (frozen 22:47Z, the same capture's rows
+    # whose run groups no row names after blind32, 1k/8k first)
+    assert book.held_splits() == ("blind32", "blind33")
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
