@@ -689,3 +689,40 @@ def test_gb200_dynamo_trt_rows_of_december_2025_hold_their_sweep_scripts_fp8_kv_
     assert all(TwinOptions.parse_url(p.url).kv == "fp8" for p in rows)
     assert not any("KV-cache dtype not found" in " ".join(p.source.split()) for p in rows)
     assert any(e.startswith("2026-12-06T22:43Z: the 97 GB200") for e in book.frozen.errata)
+
+
+def test_the_medians_ratio_is_the_check_each_fixture_row_s_source_states() -> None:
+    """Whoever wrote a fixture row checked its published throughput against its own medians
+    and wrote the ratio in the source ("published/check = 0.974"); the twin's ratio, with the
+    deployment's accelerator count from its URL, is that figure for every such row."""
+    import re
+
+    from scoville.twin.calibration import load_points, medians_ratio, point_options
+
+    checked = 0
+    for p in load_points():
+        text = " ".join(p.source.split())
+        stated = re.search(r"published/check = ([0-9.]+) \(medians: the file has no means\)", text)
+        if stated:
+            ratio = medians_ratio(p, point_options(p).config().n_accelerators)
+            assert ratio == pytest.approx(float(stated.group(1)), abs=0.003), p.id
+            checked += 1
+    assert checked >= 700
+
+
+def test_validate_names_rows_whose_throughput_is_below_their_own_medians(tmp_path: Path) -> None:
+    row, steady = (
+        "b200-dsr1-fp4-sglang-tp8-ep8-1k1k-c32-run1211-bx27",
+        "h200-dsr1-fp8-trt-tp8-ep8-1k1k-c4-run1211-bx32",
+    )
+    args = ["twin", "validate", "--split", "dev", "--quick", "--requests-per-point", "16"]
+    out = tmp_path / "v.json"
+    r = CliRunner().invoke(app, [*args, "--only", row, "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "published throughput below 85% of what the row's own median TTFT and TPOT" in text
+    assert f"1 row(s) of dev ({row} 0.62)" in text  # its source's check: 0.619
+    ratios = {x["medians_ratio"] for x in json.loads(out.read_text())["rows"]}
+    assert len(ratios) == 1 and ratios.pop() == pytest.approx(0.619, abs=0.003)
+    r = CliRunner().invoke(app, [*args, "--only", steady])
+    assert r.exit_code == 0 and "published throughput below" not in r.output

@@ -189,6 +189,7 @@ def _write_validation(
             "osl_tokens": p.osl_tokens,
             "concurrency": p.concurrency,
             "run_date": p.run_date,
+            "medians_ratio": c.medians_ratio,
         }
 
     write_json(
@@ -216,7 +217,7 @@ def _write_validation(
 
 
 def _print_regimes(rows: list[Comparison], split: str) -> None:
-    from scoville.twin.calibration import STALL_RATIO, STALL_SHARE, STALLED, TARGETS
+    from scoville.twin.calibration import MEDIANS_FLOOR, STALL_RATIO, STALL_SHARE, STALLED, TARGETS
 
     for sp, regs, missed in _split_errors(rows, split):
         table = Table(title=f"error by regime ({sp} split): median |error| and signed bias")
@@ -237,6 +238,25 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
                 "mean request time: their published throughput holds a start-up stall the "
                 "steady-state twin does not simulate, so `twin fit` leaves it out (a rule "
                 "chosen on seen rows)"
+            )
+        low = sorted(
+            {
+                (c.point_id, c.medians_ratio)
+                for c in rows
+                if c.role == sp
+                and c.medians_ratio is not None
+                and c.medians_ratio < MEDIANS_FLOOR
+                and STALLED not in c.regimes
+            }
+        )
+        if low:
+            listed = ", ".join(f"{pid} {r:.2f}" for pid, r in low)
+            console.print(
+                f"published throughput below {MEDIANS_FLOOR:.0%} of what the row's own median TTFT "
+                f"and TPOT imply (Little's law): {len(low)} row(s) of {sp} ({listed}): time the "
+                "medians do not show (a skewed TTFT, a start-up stall, failed or retried requests) "
+                "is in their published throughput, so part of its error is the run's; they count "
+                "as they are"
             )
 
 

@@ -127,6 +127,8 @@ class Comparison:
     published: float
     predicted: float
     regimes: tuple[str, ...] = ()
+    # the published throughput over what the row's own medians imply (`medians_ratio`)
+    medians_ratio: float | None = None
 
     @property
     def error(self) -> float:
@@ -143,6 +145,25 @@ def stall_share(p: CalPoint) -> float | None:
         return None
     request_ms = pub.mean_ttft_ms + 0.9 * p.osl_tokens * pub.tpot_ms
     return (pub.mean_ttft_ms - pub.ttft_ms) / request_ms
+
+
+# A published throughput below this share of what the row's own median TTFT and TPOT imply
+# holds time the medians do not show (a TTFT skewed above its median, a start-up stall, failed
+# or retried requests), as a stalled start holds STALL_SHARE of its mean request time; `twin
+# validate` names such rows, which count as they are
+MEDIANS_FLOOR = 1.0 - STALL_SHARE
+
+
+def medians_ratio(p: CalPoint, accelerators: int) -> float | None:
+    """The published throughput per accelerator over the one the row's own medians imply by
+    Little's law: concurrency x mean (ISL + OSL) / (median TTFT + mean OSL x median TPOT) /
+    accelerators, lengths uniform in [range_ratio x L, L]. None where a figure is missing."""
+    tput, ttft, tpot = p.published.tput_per_gpu, p.published.ttft_ms, p.published.tpot_ms
+    if p.concurrency is None or tput is None or ttft is None or tpot is None:
+        return None
+    mean = (1.0 + p.range_ratio) / 2.0
+    request_s = (ttft + mean * p.osl_tokens * tpot) / 1e3
+    return tput / (p.concurrency * mean * (p.isl_tokens + p.osl_tokens) / request_s / accelerators)
 
 
 def stalled_start(p: CalPoint) -> bool:
@@ -284,11 +305,14 @@ def validate(
         preds = run(_simulate, items)
     out: list[Comparison] = []
     for p, predicted in zip(points, preds, strict=True):
-        tags = regimes(p, point_options(p).config())
+        cfg = point_options(p).config()
+        tags, ratio = regimes(p, cfg), medians_ratio(p, cfg.n_accelerators)
         for metric in COMPARED:
             value = getattr(p.published, metric)
             if value is not None:
-                out.append(Comparison(p.id, p.split, metric, float(value), predicted[metric], tags))
+                out.append(
+                    Comparison(p.id, p.split, metric, float(value), predicted[metric], tags, ratio)
+                )
     return out
 
 
