@@ -339,11 +339,43 @@ def test_the_16_bit_mla_decode_rate_grows_with_context_and_heads_on_a_gpu() -> N
     # proportion to the context it reads: 8x the context costs 8x the time
     short, long = extra(bf16, 1024), extra(bf16, 8192)
     assert short > 0 and long == pytest.approx(8 * short, rel=0.02)
-    # TP8 halves each GPU's heads, and so the time
-    assert extra(replace(bf16, tp=8), 8192) == pytest.approx(long / 2, rel=0.02)
+
+    # TP8 halves each GPU's heads, and so the path's compute (each GPU still reads the whole
+    # latent cache, so the step's time falls by less)
+    def compute(par: Parallel) -> float:
+        b = StepBatch(n_decode=16, decode_ctx_tokens=16 * 8192, n_sampled=16)
+        return (
+            StepModel(hw, r1, par, slow).cost(b).compute_s
+            - StepModel(hw, r1, par).cost(b).compute_s
+        )
+
+    tp8 = replace(bf16, tp=8)
+    assert compute(tp8) == pytest.approx(compute(bf16) / 2, rel=0.02)
+    assert 0 < extra(tp8, 8192) < long / 2
     # the roofline floor holds only the true FLOPs and bytes: it does not move
     b = StepBatch(n_decode=16, decode_ctx_tokens=16 * 8192, n_sampled=16)
     assert StepModel(hw, r1, bf16, slow).cost(b).floor_s == StepModel(hw, r1, bf16).cost(b).floor_s
+
+
+def test_the_mla_decode_path_computes_while_it_reads_its_cache() -> None:
+    """One kernel: a rate at which the path's compute fits under its cache reads costs nothing
+    over the reads; below that, only the compute beyond the reads is paid."""
+    hw = CAT.get_hardware("MI300X")
+    r1 = CAT.get_model("DeepSeek-R1")
+    par = Parallel(tp=8, precision="fp8")
+    b = StepBatch(n_decode=64, decode_ctx_tokens=64 * 4800, n_sampled=64)
+
+    def step(rate: float) -> float:
+        return StepModel(hw, r1, par, Efficiency(mla16_rate=rate)).cost(b).total_s
+
+    base = StepModel(hw, r1, par).cost(b).total_s
+    # 30 % and 60 % of the BF16 peak both hide under 21.6 GB of latent reads: the same time
+    assert step(0.3) == pytest.approx(step(0.6), rel=1e-9)
+    assert step(0.3) == pytest.approx(base, rel=1e-3)
+    # at 1 % the compute binds: the time grows as the rate falls, by less than the compute
+    # alone (the reads it hid are no longer paid on top)
+    t1, t05 = step(0.01), step(0.005)
+    assert t1 > base and t05 - t1 > t1 - base
 
 
 def test_the_16_bit_mla_path_is_a_kernel_stack_factor_of_16_bit_mla_rows() -> None:

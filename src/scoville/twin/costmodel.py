@@ -316,19 +316,20 @@ class StepModel:
         )
         # flash-attention's fraction of the BF16 peak (as the GEMMs' fraction is of theirs)
         attn_peak = self.attn_peak * self.eff.attention_compute
+        dec_read = (
+            self.kv_read_bytes_per_token * b.decode_ctx_tokens
+            + self.kv_swa_bytes_per_token * b.decode_ctx_swa_tokens
+            + self.kv_read_bytes_per_query * dec_q * rows
+        ) * imb
+        kv_read = self.kv_read_bytes_per_token * b.prefill_ctx_read_tokens + dec_read
         if self.mla_rate < 1.0:
-            # the cache dtype's MLA decode path at its own fraction of the BF16 peak (its cache
-            # reads stay with the rest of the attention's bytes)
-            ops.append((dec_flops, 0.0, self.attn_peak * self.mla_rate, 0.0, 1.0))
-            attn_flops -= dec_flops
-        kv_read = (
-            self.kv_read_bytes_per_token * (b.decode_ctx_tokens * imb + b.prefill_ctx_read_tokens)
-            + (
-                self.kv_swa_bytes_per_token * b.decode_ctx_swa_tokens
-                + self.kv_read_bytes_per_query * dec_q * rows
+            # the cache dtype's MLA decode path: one kernel that reads the decode rows' latent
+            # cache while it computes at its own fraction of the BF16 peak (its roofline)
+            mla_bw = self.eff.attention_hbm_bw
+            ops.append(
+                (dec_flops, dec_read / self.kv_shard, self.attn_peak * self.mla_rate, 0.0, mla_bw)
             )
-            * imb
-        )
+            attn_flops, kv_read = attn_flops - dec_flops, kv_read - dec_read
         kv_write = tokens * (self.kv_full_bytes_per_token + self.kv_swa_bytes_per_token)
         ops.append(
             (
