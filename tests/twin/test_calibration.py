@@ -304,8 +304,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # 17:35Z, the same capture's rows of any date and shape whose run groups no row names, 1k/1k
     # first) judged the GB200 Dynamo-TRT rows' FP8 KV cache and the refit it kept, with one look at
     # 23:21Z; blind33 (frozen 22:47Z, the same capture's rows whose run groups no row names after
-    # blind32, 1k/8k first) is frozen and not yet looked at
-    assert book.held_splits() == ("blind33",)
+    # blind32, 1k/8k first) judged the MLA decode path as one kernel and the refit it kept, with
+    # one look at 2026-12-07T01:43Z. No split is held: the library holds no newer source
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -326,6 +327,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind30", "2026-12-06T14:25Z", "2026-12-06T18:36Z"),
         ("blind29", "2026-12-06T14:13Z", "2026-12-06T20:51Z"),
         ("blind32", "2026-12-06T17:35Z", "2026-12-06T23:21Z"),
+        ("blind33", "2026-12-06T22:47Z", "2026-12-07T01:43Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
