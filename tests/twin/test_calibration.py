@@ -419,12 +419,13 @@ def test_a_split_whose_rows_moved_to_dev_says_so() -> None:
 def _stall_row(mean_ttft_ms: float | None, median_ttft_ms: float = 400.0) -> CalPoint:
     from scoville.twin.calibration import Published
 
-    # TPOT 20 ms, OSL 1024: a request's time is mean TTFT + 18.4 s
+    # TPOT 20 ms, OSL 1024 drawn in [0.8, 1] x 1024: a request's time is mean TTFT + 18.4 s
     return CalPoint(
         id="s",
         url="twin:B200/DeepSeek-R1?tp=8&ep=8&precision=fp4&framework=sglang",
         isl_tokens=8192,
         osl_tokens=1024,
+        range_ratio=0.8,
         concurrency=8,
         published=Published(
             tput_per_gpu=100.0, tpot_ms=20.0, ttft_ms=median_ttft_ms, mean_ttft_ms=mean_ttft_ms
@@ -441,6 +442,9 @@ def test_a_stalled_start_needs_both_a_skewed_and_a_costly_mean_ttft() -> None:
     # 10x the median and 26 % of the request: (6,400 - 400) / (6,400 + 18,432)
     assert stall_share(_stall_row(6400.0)) == pytest.approx(6000 / 24832)
     assert stalled_start(_stall_row(6400.0))
+    # the row's own output lengths: exactly 1,024 tokens (range ratio 1), 20,480 ms of decode
+    whole = _stall_row(6400.0).model_copy(update={"range_ratio": 1.0})
+    assert stall_share(whole) == pytest.approx(6000 / 26880)
     # 4.75x the median: a slow start for all, not a stall of some, however costly (40 %)
     slow = _stall_row(19000.0, median_ttft_ms=4000.0)
     assert stall_share(slow) > 0.15 and not stalled_start(slow)

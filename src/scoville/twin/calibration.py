@@ -136,15 +136,19 @@ class Comparison:
         return (self.predicted - self.published) / self.published
 
 
+def request_ms(p: CalPoint, ttft_ms: float, tpot_ms: float) -> float:
+    """A request's mean time in the row's run, the one InferenceX's throughput divides by:
+    TTFT + mean OSL x TPOT, output lengths uniform in [range_ratio x OSL, OSL]."""
+    return ttft_ms + (1.0 + p.range_ratio) / 2.0 * p.osl_tokens * tpot_ms
+
+
 def stall_share(p: CalPoint) -> float | None:
     """How much of the run's mean request time its start-up stall took, or None where the
-    source gives no mean TTFT: (mean - median TTFT) / (mean TTFT + 0.9 x OSL x median TPOT),
-    the same request time InferenceX's throughput divides by (0.9 OSL: lengths in [0.8, 1])."""
+    source gives no mean TTFT: (mean - median TTFT) / `request_ms` at the mean TTFT."""
     pub = p.published
     if pub.mean_ttft_ms is None or pub.ttft_ms is None or pub.tpot_ms is None:
         return None
-    request_ms = pub.mean_ttft_ms + 0.9 * p.osl_tokens * pub.tpot_ms
-    return (pub.mean_ttft_ms - pub.ttft_ms) / request_ms
+    return (pub.mean_ttft_ms - pub.ttft_ms) / request_ms(p, pub.mean_ttft_ms, pub.tpot_ms)
 
 
 # A published throughput below this share of what the row's own median TTFT and TPOT imply
@@ -162,7 +166,7 @@ def medians_ratio(p: CalPoint, accelerators: int) -> float | None:
     if p.concurrency is None or tput is None or ttft is None or tpot is None:
         return None
     mean = (1.0 + p.range_ratio) / 2.0
-    request_s = (ttft + mean * p.osl_tokens * tpot) / 1e3
+    request_s = request_ms(p, ttft, tpot) / 1e3
     return tput / (p.concurrency * mean * (p.isl_tokens + p.osl_tokens) / request_s / accelerators)
 
 
