@@ -136,10 +136,15 @@ class Comparison:
         return (self.predicted - self.published) / self.published
 
 
+def mean_length_share(p: CalPoint) -> float:
+    """The mean of the row's lengths over their maximum: uniform in [range_ratio x L, L]."""
+    return (1.0 + p.range_ratio) / 2.0
+
+
 def request_ms(p: CalPoint, ttft_ms: float, tpot_ms: float) -> float:
     """A request's mean time in the row's run, the one InferenceX's throughput divides by:
-    TTFT + mean OSL x TPOT, output lengths uniform in [range_ratio x OSL, OSL]."""
-    return ttft_ms + (1.0 + p.range_ratio) / 2.0 * p.osl_tokens * tpot_ms
+    TTFT + mean OSL x TPOT (`mean_length_share`)."""
+    return ttft_ms + mean_length_share(p) * p.osl_tokens * tpot_ms
 
 
 def stall_share(p: CalPoint) -> float | None:
@@ -165,7 +170,7 @@ def medians_ratio(p: CalPoint, accelerators: int) -> float | None:
     tput, ttft, tpot = p.published.tput_per_gpu, p.published.ttft_ms, p.published.tpot_ms
     if p.concurrency is None or tput is None or ttft is None or tpot is None:
         return None
-    mean = (1.0 + p.range_ratio) / 2.0
+    mean = mean_length_share(p)
     request_s = request_ms(p, ttft, tpot) / 1e3
     return tput / (p.concurrency * mean * (p.isl_tokens + p.osl_tokens) / request_s / accelerators)
 
