@@ -21,6 +21,13 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _but_load(reasons: list[str]) -> list[str]:
+    """The reasons less the client's own load lines ("client: ..."): on a busy CI machine the
+    client rightly flags its loop lag too (see conftest's `valid_but_for_load`), which says
+    nothing about the rule this test checks."""
+    return [r for r in reasons if not r.startswith("client:")]
+
+
 def test_an_invalid_point_exits_3_and_says_why_everywhere(fast_url: str, tmp_path: Path) -> None:
     res = _cli(
         "run", "--target", fast_url, "--concurrency", "1,2", "--isl", "16", "--osl", "4",
@@ -33,9 +40,9 @@ def test_an_invalid_point_exits_3_and_says_why_everywhere(fast_url: str, tmp_pat
     assert f"point c1 invalid: {reason}" in res.stdout
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     points = json.loads((run / "summary.json").read_text())["points"]
-    assert [p["invalid_reasons"] for p in points] == [[reason], [reason]]
+    assert [_but_load(p["invalid_reasons"]) for p in points] == [[reason], [reason]]
     assert reason in (run / "report.html").read_text()
     rows = json.loads(_cli("export", str(run)).stdout)
-    assert [(r["valid"], r["invalid_reasons"]) for r in rows] == [(False, [reason])] * 2
+    assert [(r["valid"], _but_load(r["invalid_reasons"])) for r in rows] == [(False, [reason])] * 2
     csv_text = _cli("export", str(run), "--format", "csv").stdout
     assert "invalid_reasons" in csv_text.splitlines()[0] and reason in csv_text
