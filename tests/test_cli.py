@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import valid_but_for_load
 from scoville.client.ports import free_port
 
 
@@ -44,8 +45,10 @@ def test_run_export_and_report_against_a_server(fast_url: str, tmp_path: Path) -
         "--out",
         str(tmp_path),
     )
-    assert res.returncode == 0, res.stderr
     run = _run_dir(tmp_path)
+    points = json.loads((run / "summary.json").read_text())["points"]
+    assert all(valid_but_for_load(p) for p in points), [p["invalid_reasons"] for p in points]
+    assert res.returncode == (0 if all(p["valid"] for p in points) else 3), res.stderr
     for name in ("spec.json", "manifest.json", "records.jsonl", "summary.json", "report.html"):
         assert (run / name).is_file(), name
     lines = (run / "records.jsonl").read_text().splitlines()
