@@ -30,7 +30,7 @@ from scoville.twin.shape import (
     expected_distinct_experts,
     model_shape,
 )
-from scoville.twin.step import StepBatch, StepCost
+from scoville.twin.step import StepBatch, StepCost, Timed, add_up
 
 __all__ = [
     "KV_BYTES",
@@ -107,6 +107,7 @@ class StepModel:
         self.tokens_per_step = par.spec.tokens_per_step()
         # under attention DP the step waits for the busiest rank: 1 / (mean / busiest)
         self._dp_imbalance = 1.0 / eff.dp_balance if par.dp_attention else 1.0
+        self._sized: dict[tuple[int, int, int], tuple[list[Timed], list[Timed], float]] = {}
 
     def _init_weights(self, shape: ModelShape, fmts: dict[str, str], tp: int) -> None:
         """Bytes streamed per step (dense groups, LM head; routed experts per expert-layer)
@@ -203,24 +204,26 @@ class StepModel:
     def cost(self, b: StepBatch) -> StepCost:
         """Time of one step (per emitted token with speculative decoding: a verify step that
         emits L tokens per sequence is charged 1/L of its decode share per engine step).
-        Each operator group costs max(FLOPs/achievable, bytes/achievable)."""
-        e = self.eff
+        Each operator group costs max(FLOPs/achievable, bytes/achievable). A decode-only
+        batch's weight, activation and LM-head groups and its collectives depend on its
+        sizes alone, not on its contexts, so they are timed once per size (`_sized`)."""
         rows = 1 + self.spec.draft_tokens  # query rows per decoding sequence
         dec_rows = b.n_decode * rows
         tokens = dec_rows + b.prefill_tokens
-        compute_s = memory_s = 0.0
-        flops_sum = bytes_sum = 0.0
-        for flops, nbytes, peak, m_rows, bw_eff in self._operators(b, tokens, rows):
-            eff_c = e.gemm_max * m_rows / (m_rows + e.gemm_m_half_tokens) if m_rows > 0 else 1.0
-            t_c = flops / (peak * eff_c) if flops > 0 else 0.0
-            t_m = nbytes / (self.bw * bw_eff)
-            if t_c > t_m:
-                compute_s += t_c
-            else:
-                memory_s += t_m
-            flops_sum += flops
-            bytes_sum += nbytes
-        comm_s = self.collectives.step_s(tokens, self._rank_tokens(b, tokens))
+        key = (b.n_decode, b.n_sampled, b.n_prefill_chunks)
+        sized = None if b.prefill_tokens else self._sized.get(key)
+        if sized is None:
+            comm = self.collectives.step_s(tokens, self._rank_tokens(b, tokens))
+            sized = (
+                self._timed(self._weights(b, tokens)),
+                self._timed(self._tail(b, tokens)),
+                comm,
+            )
+            if not b.prefill_tokens:
+                self._sized[key] = sized
+        weights_t, tail_t, comm_s = sized
+        attention = self._timed(self._attention(b, tokens, rows))
+        compute_s, memory_s, flops_sum, bytes_sum = add_up(weights_t + attention + tail_t)
         overhead_s = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
         if b.n_decode:
             overhead_s += self.mla_fixed_s
@@ -273,32 +276,42 @@ class StepModel:
         o = overhead_s * f + (verify_s + draft_fixed_s) * per_token
         return StepCost(c + m + co + o, c, m, co, o, flops * f, nbytes * f, floor_s * f)
 
-    def _operators(self, b: StepBatch, tokens: int, rows: int) -> list[_Op]:
-        """(flops, bytes, peak FLOP/s, GEMM rows, HBM fraction) per operator group on the
-        busiest GPU; rows 0 = not a GEMM."""
+    def _timed(self, ops: list[_Op]) -> list[Timed]:
+        """Each operator group's (compute s, memory s, FLOPs, bytes) on the busiest GPU."""
+        e = self.eff
+        out: list[Timed] = []
+        for flops, nbytes, peak, m_rows, bw_eff in ops:
+            eff_c = e.gemm_max * m_rows / (m_rows + e.gemm_m_half_tokens) if m_rows > 0 else 1.0
+            t_c = flops / (peak * eff_c) if flops > 0 else 0.0
+            out.append((t_c, nbytes / (self.bw * bw_eff), flops, nbytes))
+        return out
+
+    def _weights(self, b: StepBatch, tokens: int) -> list[_Op]:
+        """(flops, bytes, peak FLOP/s, GEMM rows, HBM fraction) of the dense linears and the
+        routed experts on the busiest GPU."""
+        if tokens <= 0:
+            return []
+        rank_tokens = self._rank_tokens(b, tokens)  # tokens the busiest rank computes
+        dense_bw, dense_peak = (
+            self.eff.hbm_bw * self.weight_scale,
+            self.dense_peak * self.weight_scale,
+        )
+        ops: list[_Op] = [
+            (2.0 * rank_tokens * self.dense_params * self.dp, self.dense_bytes, dense_peak,
+             rank_tokens, dense_bw)
+        ]  # fmt: skip
+        if self.shape.n_moe_layers:
+            ops.append(self._experts(tokens))
+        return ops
+
+    def _attention(self, b: StepBatch, tokens: int, rows: int) -> list[_Op]:
+        """The attention groups on the busiest GPU (rows 0: not a GEMM): the MLA decode path
+        where the cache dtype has one, then flash attention with the KV reads and writes."""
         ops: list[_Op] = []
-        w_bw = self.eff.hbm_bw
-        dense_bw = w_bw * self.weight_scale
         if tokens <= 0:
             return ops
-        rank_tokens = self._rank_tokens(b, tokens)  # tokens the busiest rank computes
-        ops.append(
-            (
-                2.0 * rank_tokens * self.dense_params * self.dp,
-                self.dense_bytes,
-                self.dense_peak * self.weight_scale,
-                rank_tokens,
-                dense_bw,
-            )
-        )
-        sh = self.shape
-        if sh.n_moe_layers:
-            ops.append(self._experts(tokens))
-        # a prompt's attention runs on its own rank under data-parallel attention
-        pf_ranks = self.dp / min(self.dp, max(1, b.n_prefill_chunks))
         # sparse top-k reads: per query row, a share of the top-k while contexts are short
         dec_q = b.n_decode * self.kv_layout.sparse_fill(b.decode_ctx_tokens, b.n_decode)
-        pf_q = b.prefill_tokens * self.kv_layout.sparse_fill(b.prefill_pairs, b.prefill_tokens)
         imb = self._dp_imbalance  # the busiest attention-DP rank's share of the decode work
         dec_flops = (
             (
@@ -309,11 +322,15 @@ class StepModel:
             * rows
             * imb
         )
-        attn_flops = dec_flops + pf_ranks * (
-            self.attn_prefill_full * b.prefill_pairs
-            + self.attn_prefill_swa * b.prefill_pairs_swa
-            + self.attn_per_query * pf_q
-        )
+        attn_flops = dec_flops
+        if b.prefill_tokens or b.n_prefill_chunks:  # a prompt's attention runs on its own
+            pf_ranks = self.dp / min(self.dp, max(1, b.n_prefill_chunks))  # attention-DP rank
+            pf_q = b.prefill_tokens * self.kv_layout.sparse_fill(b.prefill_pairs, b.prefill_tokens)
+            attn_flops += pf_ranks * (
+                self.attn_prefill_full * b.prefill_pairs
+                + self.attn_prefill_swa * b.prefill_pairs_swa
+                + self.attn_per_query * pf_q
+            )
         # flash-attention's fraction of the BF16 peak (as the GEMMs' fraction is of theirs)
         attn_peak = self.attn_peak * self.eff.attention_compute
         dec_read = (
@@ -340,13 +357,21 @@ class StepModel:
                 self.eff.attention_hbm_bw,
             )
         )
-        # BF16 activations written and read back between kernels (not fused away)
-        act_tokens = (tokens - b.prefill_tokens) * imb + b.prefill_tokens
-        ops.append((0.0, act_tokens * self.act_bytes_per_token, self.dense_peak, 0.0, w_bw))
-        n_s = b.n_sampled * rows
-        head_flops = 2.0 * n_s * sh.embedding_params / self.par.tp
-        ops.append((head_flops, self.lm_head_bytes, self.dense_peak, float(max(n_s, 1)), w_bw))
         return ops
+
+    def _tail(self, b: StepBatch, tokens: int) -> list[_Op]:
+        """The step's last groups: BF16 activations written and read back between kernels
+        (not fused away), then the LM head over the sampled rows."""
+        if tokens <= 0:
+            return []
+        w_bw, rows = self.eff.hbm_bw, 1 + self.spec.draft_tokens
+        act_tokens = (tokens - b.prefill_tokens) * self._dp_imbalance + b.prefill_tokens
+        n_s = b.n_sampled * rows
+        head_flops = 2.0 * n_s * self.shape.embedding_params / self.par.tp
+        return [
+            (0.0, act_tokens * self.act_bytes_per_token, self.dense_peak, 0.0, w_bw),
+            (head_flops, self.lm_head_bytes, self.dense_peak, float(max(n_s, 1)), w_bw),
+        ]
 
     def _rank_tokens(self, b: StepBatch, tokens: int) -> float:
         """Tokens on the busiest rank: all of them under TP; under data-parallel attention the

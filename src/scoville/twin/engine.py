@@ -15,7 +15,7 @@ from typing import Literal
 
 from scoville.twin.admission import BatchWait, OutputLedger
 from scoville.twin.costmodel import StepBatch, StepCost, StepModel
-from scoville.twin.kernel import Kernel
+from scoville.twin.kernel import EventKernel, Kernel
 from scoville.twin.prefix import PrefixCache, PrefixStore
 from scoville.twin.seq import EngineConfig, ReplicaStats, Seq
 
@@ -45,6 +45,8 @@ class Replica:
             raise ValueError("weights leave no room for the KV cache")
         self.name, self.model, self.kernel, self.cfg, self.role = name, model, kernel, config, role
         self.on_prefilled = on_prefilled
+        # simulated time only: plain decode steps run inline while no event falls due
+        self._quiet = kernel.quiet_through if isinstance(kernel, EventKernel) else None
         unit = model.kv_full_bytes_per_token or model.kv_swa_bytes_per_token
         self._swa_ratio = (
             model.kv_swa_bytes_per_token / unit if model.kv_full_bytes_per_token else 0
@@ -187,12 +189,16 @@ class Replica:
             c = min(seq.ctx_target - seq.computed, budget)
             chunks.append((seq, c))
             budget -= c
-        limit = cfg.prefix_cache_tokens
-        if limit is None:
-            self.prefix.shrink_to(self.kv_capacity - self.kv_used)
-        elif limit >= 0:
-            self.prefix.shrink_to(min(limit, self.kv_capacity - self.kv_used))
+        self._shrink_prefix(self.kv_used)
         return chunks, budget
+
+    def _shrink_prefix(self, kv_used: int) -> None:
+        """The prefix cache holds what the KV pool does not (within its own limit, if any)."""
+        limit = self.cfg.prefix_cache_tokens
+        if limit is None:
+            self.prefix.shrink_to(self.kv_capacity - kv_used)
+        elif limit >= 0:
+            self.prefix.shrink_to(min(limit, self.kv_capacity - kv_used))
 
     def _fits_whole(self, seq: Seq, budget: int) -> bool:
         """Unchunked prefill: the whole prompt must fit the step's remaining budget, unless
@@ -224,8 +230,12 @@ class Replica:
             self._busy = False
             return
         self._busy = True
-        self.kv_used += n_dec
         cost = self._cost(n_dec, chunks)
+        self.kernel.schedule(self._launch(t_ns, n_dec, chunks, cost), self._end_step)
+
+    def _launch(self, t_ns: int, n_dec: int, chunks: list[tuple[Seq, int]], cost: StepCost) -> int:
+        """Charge the step's decode KV and log its cost; returns when it ends."""
+        self.kv_used += n_dec
         occ = self.kv_used / self.kv_capacity if self.kv_capacity else 0.0
         self.stats.add(cost, occ)
         self._chunks, self._n_dec = chunks, n_dec
@@ -234,7 +244,7 @@ class Replica:
             self.step_log.append(
                 (t_end, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s, occ)
             )
-        self.kernel.schedule(t_end, self._end_step)
+        return t_end
 
     def _cost(self, n_dec: int, chunks: list[tuple[Seq, int]]) -> StepCost:
         """The step's cost; without mixing, a prefill batch runs before the decode batch and
@@ -260,7 +270,7 @@ class Replica:
         if w:
             short_n, short_sum = self._short_ctx()
             swa = (n_dec - short_n) * w + short_sum
-        done = sum(1 for seq, c in chunks if seq.computed + c >= seq.ctx_target)
+        done = sum(1 for seq, c in chunks if seq.computed + c >= seq.ctx_target) if chunks else 0
         return StepBatch(
             n_prefill_chunks=len(chunks),
             n_decode=n_dec,
@@ -291,6 +301,42 @@ class Replica:
         return n, total
 
     def _end_step(self, t_ns: int) -> None:
+        self._close_step(t_ns)
+        if self._quiet is not None:
+            t_ns = self._coast(t_ns, self._quiet)
+        self._start_step(t_ns)
+
+    def _coast(self, t_ns: int, quiet: Callable[[int], bool]) -> int:
+        """Run plain decode steps inline, without the kernel, while nothing could change the
+        batch: no sequence waits, prefills or streams, none finishes at the step and none is
+        preempted, and no event falls due before the step ends (`quiet`). Each step has the
+        side effects `_start_step` and `_end_step` give it; returns the last step's end."""
+        n_dec, k0 = len(self.running), len(self.step_times)
+        if not n_dec or self.waiting or self.inbox or self.prefilling or self.streaming:
+            return t_ns
+        interval = self.cfg.admission.recv_interval
+        kv_at_start = self.kv_used
+        while True:
+            k = len(self.step_times)
+            if k in self.finish_at or self.kv_used + n_dec > self.kv_capacity:
+                break
+            cost = self.model.cost(self._batch(n_dec, []))
+            t_end = t_ns + max(1, int(cost.total_s * 1e9))
+            if not quiet(t_end):
+                break
+            if self._recv_count >= interval:  # `_take_in`'s attempt, with nothing to take
+                self._recv_count = 0
+            if k == k0:  # with no queue, batch waiting's answer is the same at every step
+                self.batch_wait.hold(self.waiting, n_dec, k, self.cfg.max_num_batched_tokens)
+            kv_at_start = self.kv_used
+            t_ns = self._launch(t_ns, n_dec, [], cost)
+            self._close_step(t_ns)
+        if len(self.step_times) > k0:  # the pool only grew: one shrink, as at the last start
+            self._shrink_prefix(kv_at_start)
+        return t_ns
+
+    def _close_step(self, t_ns: int) -> None:
+        """The step that ends at `t_ns`: its tokens, its finished prefills and sequences."""
         k = len(self.step_times)
         self.step_times.append(t_ns)
         self._free_at_ns = t_ns
@@ -318,7 +364,6 @@ class Replica:
             seq.segments.append((self.step_times, seq.seg_start, k + 1))
             seq.emitted = seq.max_tokens
             self._finish(seq, t_ns)
-        self._start_step(t_ns)
 
     def _prefill_done(self, seq: Seq, k: int, t_ns: int) -> None:
         self.prefilling.remove(seq)

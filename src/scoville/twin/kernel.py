@@ -25,12 +25,20 @@ class Kernel(Protocol):
 class EventKernel:
     """SimPy-like: events fire in (time, insertion order); the clock jumps to each event."""
 
-    __slots__ = ("_heap", "_now_ns", "_seq")
+    __slots__ = ("_heap", "_now_ns", "_seq", "_until_ns")
 
     def __init__(self, start_ns: int = 0) -> None:
         self._heap: list[tuple[int, int, Callback]] = []
         self._now_ns = start_ns
         self._seq = 0
+        self._until_ns: int | None = None
+
+    def quiet_through(self, t_ns: int) -> bool:
+        """Whether nothing can happen before `t_ns` and at it: no event is due by then and the
+        current run goes that far. A callback may then act out what it would have scheduled
+        at `t_ns` at once (the engine's plain decode steps), and events still fire in order."""
+        heap, until = self._heap, self._until_ns
+        return (not heap or heap[0][0] > t_ns) and (until is None or t_ns <= until)
 
     def now_ns(self) -> int:
         return self._now_ns
@@ -45,13 +53,17 @@ class EventKernel:
         """Run events until none are left (or the next is after `until_ns`); returns now."""
         heap = self._heap
         pop = heapq.heappop
-        while heap:
-            if until_ns is not None and heap[0][0] > until_ns:
-                self._now_ns = until_ns
-                break
-            t_ns, _, fn = pop(heap)
-            self._now_ns = t_ns
-            fn(t_ns)
+        self._until_ns = until_ns
+        try:
+            while heap:
+                if until_ns is not None and heap[0][0] > until_ns:
+                    self._now_ns = until_ns
+                    break
+                t_ns, _, fn = pop(heap)
+                self._now_ns = t_ns
+                fn(t_ns)
+        finally:
+            self._until_ns = None
         return self._now_ns
 
     def __len__(self) -> int:

@@ -1,0 +1,106 @@
+"""The engine's plain decode steps run inline while no event falls due (`Replica._coast`): a
+run must be the same, to the nanosecond and the last statistic, as one stepped through the
+event kernel one step at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from scoville.twin.admission import AdmissionPolicy
+from scoville.twin.catalogue import load_catalogue
+from scoville.twin.cluster import DisaggConfig, TwinConfig
+from scoville.twin.costmodel import Parallel, SpecDecode
+from scoville.twin.engine import EngineConfig
+from scoville.twin.kernel import Callback, EventKernel
+from scoville.twin.simulate import sweep
+
+CAT = load_catalogue()
+SGLANG = EngineConfig(
+    mix_prefill_decode=False,
+    admission=AdmissionPolicy(
+        reserve_init=0.7, reserve_floor=0.098, reserve_decay_steps=600, lag_steps=2,
+        recv_interval=4,
+    ),
+)  # fmt: skip
+TRTLLM = EngineConfig(
+    chunked_prefill=False,
+    admission=AdmissionPolicy(reserve_init=1.0, reserve_floor=1.0, batch_wait_iters=3,
+                              batch_wait_ratio=0.5, lag_steps=1),
+)  # fmt: skip
+CASES = {
+    "vLLM, sliding window, lengths in a range": (
+        TwinConfig(CAT.get_hardware("H200"), CAT.get_model("gpt-oss-120b")), 2048, 256, 0.5
+    ),
+    "SGLang, MTP, attention DP": (
+        TwinConfig(
+            CAT.get_hardware("B200"), CAT.get_model("DeepSeek-R1"),
+            Parallel(tp=8, ep=8, dp_attention=True, spec=SpecDecode(draft_tokens=2)),
+            engine=SGLANG,
+        ), 1024, 512, 0.8,
+    ),
+    "TensorRT-LLM, two replicas": (
+        TwinConfig(
+            CAT.get_hardware("H100"), CAT.get_model("Llama-3.1-8B"), replicas=2,
+            router="least_loaded", engine=TRTLLM,
+        ), 1024, 128, 1.0,
+    ),
+    "disaggregated, a KV pool that preempts": (
+        TwinConfig(
+            CAT.get_hardware("H200"), CAT.get_model("Llama-3.1-70B"), Parallel(tp=2),
+            disagg=DisaggConfig(prefill_replicas=1, decode_replicas=1),
+            engine=replace(EngineConfig(), max_num_seqs=256),
+        ), 4096, 2048, 0.8,
+    ),
+}  # fmt: skip
+
+
+def _run(case: str) -> list[object]:
+    cfg, isl, osl, ratio = CASES[case]
+    points = sweep(cfg, isl, osl, (1, 8, 64), requests_per_point=24, range_ratio=ratio)
+    return [
+        (
+            [(r.request_id, r.start_ns, r.chunk_ns, r.output_tokens, r.error) for r in p.records],
+            sorted(p.extras.items()),
+        )
+        for p in points
+    ]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_coasted_decode_steps_give_the_run_stepped_one_by_one(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scheduled: list[int] = []
+    schedule = EventKernel.schedule
+
+    def counting(self: EventKernel, t_ns: int, fn: Callback) -> None:
+        scheduled.append(t_ns)
+        schedule(self, t_ns, fn)
+
+    monkeypatch.setattr(EventKernel, "schedule", counting)
+    coasted = _run(case)
+    n_coasted = len(scheduled)
+    never_quiet: Callable[[EventKernel, int], bool] = lambda self, t_ns: False  # noqa: E731
+    monkeypatch.setattr(EventKernel, "quiet_through", never_quiet)
+    stepped = _run(case)
+    assert coasted == stepped
+    # and the coasting did happen: the kernel scheduled far fewer events
+    assert n_coasted < 0.5 * (len(scheduled) - n_coasted)
+
+
+def test_the_kernel_is_quiet_only_before_its_next_event_and_within_its_run() -> None:
+    k = EventKernel()
+    seen: list[tuple[int, bool, bool, bool]] = []
+    k.schedule(100, lambda t: None)
+    k.schedule(50, lambda t: seen.append((t, k.quiet_through(99), k.quiet_through(100), False)))
+    k.run()
+    k.schedule(300, lambda t: None)
+    k.schedule(200, lambda t: seen.append((t, k.quiet_through(250), k.quiet_through(260), True)))
+    k.run(until_ns=250)
+    # an event at the very instant is not quiet (it was scheduled first, so it fires first);
+    # past the run's horizon nothing may be acted out either
+    assert seen == [(50, True, False, False), (200, True, False, True)]
+    assert k.quiet_through(299) and not k.quiet_through(300)  # outside a run: the heap alone
