@@ -8,12 +8,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from scoville.twin.admission import AdmissionPolicy
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import DisaggConfig, TwinConfig
-from scoville.twin.costmodel import Parallel, SpecDecode
-from scoville.twin.engine import EngineConfig
+from scoville.twin.costmodel import Parallel, SpecDecode, StepModel
+from scoville.twin.engine import EngineConfig, Replica, Seq
 from scoville.twin.kernel import Callback, EventKernel
 from scoville.twin.simulate import sweep
 
@@ -104,3 +106,50 @@ def test_the_kernel_is_quiet_only_before_its_next_event_and_within_its_run() -> 
     # past the run's horizon nothing may be acted out either
     assert seen == [(50, True, False, False), (200, True, False, True)]
     assert k.quiet_through(299) and not k.quiet_through(300)  # outside a run: the heap alone
+
+
+SMALL = CAT.get_hardware("H200").model_copy(update={"hbm_gb": 80.0, "memory_reported_gb": None})
+
+
+def _replica_run(engine: EngineConfig, arrivals: list[tuple[int, int, int, int]]) -> object:
+    """One replica fed `arrivals` (time in us, prompt blocks, output tokens, shared prefix)."""
+    kernel = EventKernel()
+    rep = Replica("r", StepModel(SMALL, CAT.get_model("gpt-oss-120b"), Parallel()), kernel, engine)
+    seqs = []
+    for i, (t_us, blocks, out, prefix) in enumerate(arrivals):
+        hashes = tuple(range(prefix * 100, prefix * 100 + blocks))
+        seq = Seq(
+            i, t_us * 1000, blocks * 512 + 7, out, prefix_hashes=hashes, prefix_block_tokens=512
+        )
+        seqs.append(seq)
+        kernel.schedule(t_us * 1000, lambda t, s=seq: rep.submit(s, t))
+    kernel.run()
+    return (
+        [(s.token_times(), s.cached_tokens, s.preemptions, s.end_ns, s.error) for s in seqs],
+        rep.stats, rep.step_times, rep.prefix.cached_tokens, rep.kv_used,
+    )  # fmt: skip
+
+
+# (arrival in us, prompt in 512-token blocks, output tokens, shared prefix 1-3 or none)
+ARRIVAL = st.tuples(
+    st.integers(0, 400_000), st.integers(1, 24), st.integers(1, 600), st.integers(0, 3)
+)
+
+
+@settings(max_examples=30, deadline=None)
+@example([(0, 24, 2000, 0)] * 10, EngineConfig())  # the pool fills while all decode: preemption
+@given(
+    st.lists(ARRIVAL, min_size=1, max_size=40),
+    st.sampled_from([EngineConfig(), SGLANG, TRTLLM, EngineConfig(prefix_cache_tokens=4096)]),
+)  # fmt: skip
+def test_any_arrivals_run_the_same_coasted_or_stepped(
+    arrivals: list[tuple[int, int, int, int]], engine: EngineConfig
+) -> None:
+    coasted = _replica_run(engine, arrivals)
+    quiet = EventKernel.quiet_through
+    EventKernel.quiet_through = lambda self, t_ns: False  # type: ignore[method-assign]
+    try:
+        stepped = _replica_run(engine, arrivals)
+    finally:
+        EventKernel.quiet_through = quiet  # type: ignore[method-assign]
+    assert coasted == stepped

@@ -256,6 +256,13 @@ class Replica:
 
     def _batch(self, n_dec: int, chunks: list[tuple[Seq, int]]) -> StepBatch:
         w = self.model.window_tokens
+        verify = self.sum_verify if self._spec is not None else None
+        swa = 0
+        if w:
+            short_n, short_sum = self._short_ctx()
+            swa = (n_dec - short_n) * w + short_sum
+        if not chunks:  # a decode-only step (the hot path: the tuple built positionally)
+            return StepBatch(n_dec, self.sum_ctx, swa, 0, 0.0, 0.0, 0, n_dec, 0, verify)
         pf_tokens = 0
         pairs = pairs_swa = 0.0
         ctx_read = 0
@@ -266,11 +273,7 @@ class Replica:
             if w:
                 pairs_swa += c * min(p + (c + 1) / 2, w)
             ctx_read += p
-        swa = 0
-        if w:
-            short_n, short_sum = self._short_ctx()
-            swa = (n_dec - short_n) * w + short_sum
-        done = sum(1 for seq, c in chunks if seq.computed + c >= seq.ctx_target) if chunks else 0
+        done = sum(1 for seq, c in chunks if seq.computed + c >= seq.ctx_target)
         return StepBatch(
             n_prefill_chunks=len(chunks),
             n_decode=n_dec,
@@ -281,7 +284,7 @@ class Replica:
             prefill_pairs_swa=pairs_swa,
             prefill_ctx_read_tokens=ctx_read,
             n_sampled=n_dec + done,
-            verify_share=self.sum_verify if self._spec is not None else None,
+            verify_share=verify,
         )
 
     def _short_ctx(self) -> tuple[int, int]:
@@ -315,7 +318,6 @@ class Replica:
         if not n_dec or self.waiting or self.inbox or self.prefilling or self.streaming:
             return t_ns
         interval = self.cfg.admission.recv_interval
-        kv_at_start = self.kv_used
         while True:
             k = len(self.step_times)
             if k in self.finish_at or self.kv_used + n_dec > self.kv_capacity:
@@ -328,20 +330,24 @@ class Replica:
                 self._recv_count = 0
             if k == k0:  # with no queue, batch waiting's answer is the same at every step
                 self.batch_wait.hold(self.waiting, n_dec, k, self.cfg.max_num_batched_tokens)
-            kv_at_start = self.kv_used
+            self._shrink_prefix(self.kv_used)
             t_ns = self._launch(t_ns, n_dec, [], cost)
-            self._close_step(t_ns)
-        if len(self.step_times) > k0:  # the pool only grew: one shrink, as at the last start
-            self._shrink_prefix(kv_at_start)
+            self._tick(t_ns)  # all `_close_step` does for a step with no chunk or finish
         return t_ns
 
-    def _close_step(self, t_ns: int) -> None:
-        """The step that ends at `t_ns`: its tokens, its finished prefills and sequences."""
+    def _tick(self, t_ns: int) -> int:
+        """A step ends at `t_ns`: the replica's clock, its receive count and its running
+        sequences' contexts move on; returns the step's index."""
         k = len(self.step_times)
         self.step_times.append(t_ns)
         self._free_at_ns = t_ns
         self._recv_count += self.cfg.admission.recv_weight(bool(self._chunks))
         self.sum_ctx += self._n_dec
+        return k
+
+    def _close_step(self, t_ns: int) -> None:
+        """The step that ends at `t_ns`: its tokens, its finished prefills and sequences."""
+        k = self._tick(t_ns)
         for seq in self._held:  # handed-over first tokens, streamed ahead of this step's
             assert seq.on_token is not None
             seq.on_token(t_ns, seq.held_tokens)

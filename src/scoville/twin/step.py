@@ -49,10 +49,11 @@ class StepCost(NamedTuple):
         return StepCost(*(a + b for a, b in zip(self, other, strict=True)))
 
 
-def add_up(groups: Iterable[Timed]) -> tuple[float, float, float, float]:
+def add_up(groups: Iterable[Timed], start: Timed = (0.0, 0.0, 0.0, 0.0)) -> Timed:
     """(compute s, memory s, FLOPs, bytes) of a step: each operator group costs the larger
-    side of its roofline, counted as compute or memory by which one binds."""
-    compute_s = memory_s = flops = nbytes = 0.0
+    side of its roofline, counted as compute or memory by which one binds; added in order
+    to `start` (the sums of the groups before them)."""
+    compute_s, memory_s, flops, nbytes = start
     for t_c, t_m, f, n in groups:
         if t_c > t_m:
             compute_s += t_c
