@@ -30,6 +30,7 @@ from scoville.twin.shape import (
     expected_distinct_experts,
     model_shape,
 )
+from scoville.twin.speculative import per_emitted_token
 from scoville.twin.step import StepBatch, StepCost, Timed, add_up
 
 __all__ = [
@@ -233,45 +234,8 @@ class StepModel:
             share = (
                 b.verify_share if b.verify_share is not None else b.n_decode / self.tokens_per_step
             )
-            return self._speculative(step, dec_rows / tokens, b.n_decode, share / b.n_decode)
+            return per_emitted_token(self, step, dec_rows / tokens, b.n_decode, share / b.n_decode)
         return step
-
-    def _speculative(
-        self, step: StepCost, decode_share: float, n_decode: int, per_token: float
-    ) -> StepCost:
-        """Scale a verify step to one engine step per emitted token: the decode share of the
-        step (by query rows), the draft passes and the per-sequence verify cost of the busiest
-        rank's decoding sequences are multiplied by the verify steps per emitted token
-        (1 / L, averaged over the batch's sequences: `StepBatch.verify_share`). A draft pass is a
-        forward of its own through `draft_layers` decoder layers, one row per sequence: each
-        layer's share of the step's work, its per-layer cost and its collectives (those of one
-        layer at the sequences' own rows), then the LM head and the pass's fixed cost."""
-        spec, eff = self.spec, self.eff
-        compute_s, memory_s, comm_s, overhead_s = (
-            step.compute_s, step.memory_s, step.comm_s, step.overhead_s
-        )  # fmt: skip
-        flops, nbytes, floor_s = step.flops, step.hbm_bytes, step.floor_s
-        layers = self.model.num_layers
-        per_layer_s = (memory_s + compute_s) / layers
-        # a draft (MTP) layer is one more decoder layer: an indexer too where the model has one
-        sparse_s = eff.sparse_layer_overhead_s if self.model.n_indexer_layers else 0.0
-        passes = spec.draft_tokens
-        busiest = self._busiest_rank_decode(n_decode)  # decoding sequences on the busiest rank
-        draft_work_s = passes * (
-            spec.draft_layers * per_layer_s + self.lm_head_bytes / (self.bw * eff.hbm_bw)
-        )
-        draft_comm_s = (
-            passes * spec.draft_layers * self.collectives.step_s(n_decode, busiest) / layers
-        )
-        draft_fixed_s = passes * (
-            spec.draft_layers * (eff.layer_overhead_s + sparse_s) + eff.draft_pass_overhead_s
-        )
-        verify_s = eff.spec_seq_overhead_s * busiest
-        f = decode_share * per_token + (1.0 - decode_share)
-        c, m = compute_s * f, memory_s * f + draft_work_s * per_token
-        co = comm_s * f + draft_comm_s * per_token
-        o = overhead_s * f + (verify_s + draft_fixed_s) * per_token
-        return StepCost(c + m + co + o, c, m, co, o, flops * f, nbytes * f, floor_s * f)
 
     def _timed(self, ops: list[_Op]) -> list[Timed]:
         """Each operator group's (compute s, memory s, FLOPs, bytes) on the busiest GPU."""
@@ -379,11 +343,11 @@ class StepModel:
             return float(tokens)
         ranks_with_prefill = min(self.dp, max(1, b.n_prefill_chunks))
         return (
-            self._busiest_rank_decode(tokens - b.prefill_tokens)
+            self.busiest_rank_decode(tokens - b.prefill_tokens)
             + b.prefill_tokens / ranks_with_prefill
         )
 
-    def _busiest_rank_decode(self, n: float) -> float:
+    def busiest_rank_decode(self, n: float) -> float:
         """The busiest rank's share of `n` decode rows (or sequences): all of them under TP,
         an even share / `dp_balance` under data-parallel attention."""
         return n / self.dp * self._dp_imbalance if self.dp > 1 else float(n)
