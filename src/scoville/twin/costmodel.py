@@ -108,7 +108,7 @@ class StepModel:
         self.tokens_per_step = par.spec.tokens_per_step()
         # under attention DP the step waits for the busiest rank: 1 / (mean / busiest)
         self._dp_imbalance = 1.0 / eff.dp_balance if par.dp_attention else 1.0
-        self._sized: dict[tuple[int, int, int], tuple[Timed, list[Timed], float]] = {}
+        self._sized: dict[tuple[int, int, int], tuple[Timed, list[Timed], float, float]] = {}
 
     def _init_weights(self, shape: ModelShape, fmts: dict[str, str], tp: int) -> None:
         """Bytes streamed per step (dense groups, LM head; routed experts per expert-layer)
@@ -216,15 +216,15 @@ class StepModel:
         if sized is None:
             comm = self.collectives.step_s(tokens, self._rank_tokens(b, tokens))
             weights = add_up(self._timed(self._weights(b, tokens)))  # the first groups, summed
-            sized = (weights, self._timed(self._tail(b, tokens)), comm)
+            overhead = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
+            if b.n_decode:
+                overhead += self.mla_fixed_s
+            sized = (weights, self._timed(self._tail(b, tokens)), comm, overhead)
             if not b.prefill_tokens:
                 self._sized[key] = sized
-        weights, tail, comm_s = sized
+        weights, tail, comm_s, overhead_s = sized
         attention = self._timed(self._attention(b, tokens, rows))
         compute_s, memory_s, flops_sum, bytes_sum = add_up(attention + tail, weights)
-        overhead_s = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
-        if b.n_decode:
-            overhead_s += self.mla_fixed_s
         floor_s = max(flops_sum / self.best_peak, bytes_sum / self.bw)
         total = compute_s + memory_s + comm_s + overhead_s
         step = StepCost(
