@@ -113,7 +113,7 @@ class Replica(ReplicaState):
             c = min(seq.ctx_target - seq.computed, budget)
             chunks.append((seq, c))
             budget -= c
-        self._shrink_prefix(self.kv_used)
+        self._shrink_prefix()
         return chunks, budget
 
     # -- stepping ------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ class Replica(ReplicaState):
                 self._recv_count = 0
             if k == k0:  # with no queue, batch waiting's answer is the same at every step
                 self.batch_wait.hold(self.waiting, n_dec, k, self.cfg.max_num_batched_tokens)
-            self._shrink_prefix(self.kv_used)
+            self._shrink_prefix()
             t_ns = self._launch(t_ns, n_dec, [], cost)
             self._tick(t_ns)  # all `_close_step` does for a step with no chunk or finish
         return t_ns
