@@ -138,6 +138,9 @@ ARRIVAL = st.tuples(
 
 @settings(max_examples=30, deadline=None)
 @example([(0, 24, 2000, 0)] * 10, EngineConfig())  # the pool fills while all decode: preemption
+# a short prompt queued behind TensorRT-LLM's full reservation: batch waiting holds it for
+# three steps at a time while the pool stays shut, and the decode steps coast meanwhile
+@example([(0, 15, 2001, 0)] * 12 + [(0, 15, 3001, 0), (10, 1, 8000, 0)], TRTLLM)
 @given(
     st.lists(ARRIVAL, min_size=1, max_size=40),
     st.sampled_from([EngineConfig(), SGLANG, TRTLLM, EngineConfig(prefix_cache_tokens=4096)]),

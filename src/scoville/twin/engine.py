@@ -81,24 +81,15 @@ class Replica(ReplicaState):
         if self.batch_wait.hold(self.waiting, n_run, next_step, cfg.max_num_batched_tokens):
             return [], budget
         while self.waiting and budget > 0:
-            if len(self.running) + len(self.prefilling) >= cfg.max_num_seqs:
-                break
             seq = self.waiting[0]
-            if seq.ready_step > next_step and (self.running or self.prefilling or chunks):
-                break
-            decode_only = self.role == "decode"
-            if not (decode_only or cfg.chunked_prefill) and not self._fits_whole(seq, budget):
-                break
-            kv_tokens = seq.ctx_target - (1 if decode_only else 0)
-            need = kv_tokens + self._swa_charge(kv_tokens)
-            out_left = seq.max_tokens - seq.emitted
-            reserve = ratio * (self.ledger.tokens_left(next_step) + out_left) if ratio else 0
-            if self.kv_used + need + reserve > self.kv_capacity:
+            need = self._fit(seq, budget, next_step, ratio, bool(chunks))
+            if need is None:
                 break
             self.waiting.popleft()
             self.kv_used += need
             seq.kv_charge = need
-            if decode_only:
+            out_left = seq.max_tokens - seq.emitted
+            if self.role == "decode":
                 self._enter_decode(seq, next_step, base=seq.emitted, charged_from=next_step)
                 self._release_held(seq, next_step)
                 budget -= 1
@@ -115,6 +106,24 @@ class Replica(ReplicaState):
             budget -= c
         self._shrink_prefix()
         return chunks, budget
+
+    def _fit(self, seq: Seq, budget: int, next_step: int, ratio: float, after: bool) -> int | None:
+        """The KV `seq` takes if it can enter at `next_step`, or None where FCFS admission
+        stops at it: no seat, not ready while others run (or after a prompt admitted this step,
+        `after`), a whole prompt over the budget, or no KV for it and the reserve."""
+        cfg = self.cfg
+        if len(self.running) + len(self.prefilling) >= cfg.max_num_seqs:
+            return None
+        if seq.ready_step > next_step and (self.running or self.prefilling or after):
+            return None
+        decode_only = self.role == "decode"
+        if not (decode_only or cfg.chunked_prefill) and not self._fits_whole(seq, budget):
+            return None
+        kv_tokens = seq.ctx_target - (1 if decode_only else 0)
+        need = kv_tokens + self._swa_charge(kv_tokens)
+        out_left = seq.max_tokens - seq.emitted
+        reserve = ratio * (self.ledger.tokens_left(next_step) + out_left) if ratio else 0
+        return None if self.kv_used + need + reserve > self.kv_capacity else need
 
     # -- stepping ------------------------------------------------------------------------------
 
@@ -171,26 +180,30 @@ class Replica(ReplicaState):
 
     def _coast(self, t_ns: int, quiet: Callable[[int], bool]) -> int:
         """Run plain decode steps inline, without the kernel, while nothing could change the
-        batch: no sequence waits, prefills or streams, none finishes at the step and none is
-        preempted, and no event falls due before the step ends (`quiet`). Each step has the
-        side effects `_start_step` and `_end_step` give it; returns the last step's end."""
-        n_dec, k0 = len(self.running), len(self.step_times)
-        if not n_dec or self.waiting or self.inbox or self.prefilling or self.streaming:
+        batch: no sequence is admitted (none waits, or the queue's head cannot enter), prefills
+        or streams, none finishes at the step and none is preempted, and no event falls due
+        before the step ends (`quiet`). Each step has the side effects `_start_step` and
+        `_end_step` give it; returns the last step's end."""
+        n_dec = len(self.running)
+        if not n_dec or self.inbox or self.prefilling or self.streaming:
             return t_ns
-        interval = self.cfg.admission.recv_interval
+        cfg, queue = self.cfg, self.waiting
+        budget = cfg.max_num_batched_tokens - n_dec
         while True:
             k = len(self.step_times)
             if k in self.finish_at or self.kv_used + n_dec > self.kv_capacity:
                 break
+            ratio = cfg.admission.reserve_ratio(k - self._reserve_from_step)
+            if queue and budget > 0 and self._fit(queue[0], budget, k, ratio, False) is not None:
+                break  # an admission: the step `_start_step` forms
             cost = self.model.cost(self._batch(n_dec, []))
             t_end = t_ns + max(1, int(cost.total_s * 1e9))
             if not quiet(t_end):
                 break
-            if self._recv_count >= interval:  # `_take_in`'s attempt, with nothing to take
-                self._recv_count = 0
-            if k == k0:  # with no queue, batch waiting's answer is the same at every step
-                self.batch_wait.hold(self.waiting, n_dec, k, self.cfg.max_num_batched_tokens)
-            self._shrink_prefix()
+            if self._recv_count >= cfg.admission.recv_interval:  # `_take_in`'s attempt,
+                self._recv_count = 0  # with nothing in its inbox
+            if not self.batch_wait.hold(queue, n_dec, k, cfg.max_num_batched_tokens):
+                self._shrink_prefix()  # as `_admit` does once no prompt can enter
             t_ns = self._launch(t_ns, n_dec, [], cost)
             self._tick(t_ns)  # all `_close_step` does for a step with no chunk or finish
         return t_ns
