@@ -219,7 +219,7 @@ class StepModel:
             overhead = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
             if b.n_decode:
                 overhead += self.mla_fixed_s
-            sized = (weights, self._timed(self._tail(b, tokens)), comm, overhead)
+            sized = (weights, self._timed(self._tail(b, tokens, rows)), comm, overhead)
             if not b.prefill_tokens:
                 self._sized[key] = sized
         weights, tail, comm_s, overhead_s = sized
@@ -320,12 +320,12 @@ class StepModel:
         )
         return ops
 
-    def _tail(self, b: StepBatch, tokens: int) -> list[_Op]:
+    def _tail(self, b: StepBatch, tokens: int, rows: int) -> list[_Op]:
         """The step's last groups: BF16 activations written and read back between kernels
         (not fused away), then the LM head over the sampled rows."""
         if tokens <= 0:
             return []
-        w_bw, rows = self.eff.hbm_bw, 1 + self.spec.draft_tokens
+        w_bw = self.eff.hbm_bw
         act_tokens = (tokens - b.prefill_tokens) * self._dp_imbalance + b.prefill_tokens
         n_s = b.n_sampled * rows
         head_flops = 2.0 * n_s * self.shape.embedding_params / self.par.tp

@@ -130,7 +130,7 @@ class Replica(ReplicaState):
     def _start_step(self, t_ns: int) -> None:
         next_step = len(self.step_times)
         self._take_in(next_step)
-        while self.running and self.kv_used + len(self.running) > self.kv_capacity:
+        while self.running and self._overfull(len(self.running)):
             self._preempt(next(reversed(self.running)), next_step)
         n_dec = len(self.running)
         budget = self.cfg.max_num_batched_tokens - n_dec
@@ -157,7 +157,7 @@ class Replica(ReplicaState):
         occ = self.kv_used / self.kv_capacity if self.kv_capacity else 0.0
         self.stats.add(cost, occ)
         self._chunks, self._n_dec = chunks, n_dec
-        t_end = t_ns + max(1, int(cost.total_s * 1e9))
+        t_end = _ends_at(t_ns, cost)
         if self.step_log is not None:
             self.step_log.append(
                 (t_end, cost.compute_s, cost.memory_s, cost.comm_s, cost.overhead_s, occ)
@@ -191,22 +191,27 @@ class Replica(ReplicaState):
         budget = cfg.max_num_batched_tokens - n_dec
         while True:
             k = len(self.step_times)
-            if k in self.finish_at or self.kv_used + n_dec > self.kv_capacity:
-                break
-            ratio = cfg.admission.reserve_ratio(k - self._reserve_from_step)
-            if queue and budget > 0 and self._fit(queue[0], budget, k, ratio, False) is not None:
-                break  # an admission: the step `_start_step` forms
+            if k in self.finish_at or self._overfull(n_dec):
+                break  # a finish or a preemption: the step `_start_step` forms
+            if queue and budget > 0:
+                ratio = cfg.admission.reserve_ratio(k - self._reserve_from_step)
+                if self._fit(queue[0], budget, k, ratio, False) is not None:
+                    break  # an admission: the step `_start_step` forms
             cost = self.model.cost(self._batch(n_dec, []))
-            t_end = t_ns + max(1, int(cost.total_s * 1e9))
+            t_end = _ends_at(t_ns, cost)
             if not quiet(t_end):
                 break
-            if self._recv_count >= cfg.admission.recv_interval:  # `_take_in`'s attempt,
-                self._recv_count = 0  # with nothing in its inbox
+            self._take_in(k)  # its receive count only: the inbox is empty
             if not self.batch_wait.hold(queue, n_dec, k, cfg.max_num_batched_tokens):
                 self._shrink_prefix()  # as `_admit` does once no prompt can enter
             t_ns = self._launch(t_ns, n_dec, [], cost)
             self._tick(t_ns)  # all `_close_step` does for a step with no chunk or finish
         return t_ns
+
+    def _overfull(self, n_dec: int) -> bool:
+        """Whether the KV pool cannot take one more token for each of `n_dec` decoding
+        sequences (the step must preempt first)."""
+        return self.kv_used + n_dec > self.kv_capacity
 
     def _tick(self, t_ns: int) -> int:
         """A step ends at `t_ns`: the replica's clock, its receive count and its running
@@ -316,3 +321,8 @@ class Replica(ReplicaState):
         seq.end_ns = t_ns
         if seq.on_done is not None:
             seq.on_done(seq)
+
+
+def _ends_at(t_ns: int, cost: StepCost) -> int:
+    """When a step started at `t_ns` ends: its cost in whole nanoseconds, at least one."""
+    return t_ns + max(1, int(cost.total_s * 1e9))
