@@ -4,8 +4,10 @@ event kernel one step at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from unittest.mock import patch
 
 import pytest
 from hypothesis import example, given, settings
@@ -59,6 +61,13 @@ CASES = {
 }  # fmt: skip
 
 
+@contextmanager
+def _stepped() -> Iterator[None]:
+    """Every step through the kernel: it is never quiet, so nothing coasts."""
+    with patch.object(EventKernel, "quiet_through", lambda self, t_ns: False):
+        yield
+
+
 def _run(case: str) -> list[object]:
     cfg, isl, osl, ratio = CASES[case]
     points = sweep(cfg, isl, osl, (1, 8, 64), requests_per_point=24, range_ratio=ratio)
@@ -85,9 +94,8 @@ def test_coasted_decode_steps_give_the_run_stepped_one_by_one(
     monkeypatch.setattr(EventKernel, "schedule", counting)
     coasted = _run(case)
     n_coasted = len(scheduled)
-    never_quiet: Callable[[EventKernel, int], bool] = lambda self, t_ns: False  # noqa: E731
-    monkeypatch.setattr(EventKernel, "quiet_through", never_quiet)
-    stepped = _run(case)
+    with _stepped():
+        stepped = _run(case)
     assert coasted == stepped
     # and the coasting did happen: the kernel scheduled far fewer events
     assert n_coasted < 0.5 * (len(scheduled) - n_coasted)
@@ -149,10 +157,6 @@ def test_any_arrivals_run_the_same_coasted_or_stepped(
     arrivals: list[tuple[int, int, int, int]], engine: EngineConfig
 ) -> None:
     coasted = _replica_run(engine, arrivals)
-    quiet = EventKernel.quiet_through
-    EventKernel.quiet_through = lambda self, t_ns: False  # type: ignore[method-assign]
-    try:
+    with _stepped():
         stepped = _replica_run(engine, arrivals)
-    finally:
-        EventKernel.quiet_through = quiet  # type: ignore[method-assign]
     assert coasted == stepped
