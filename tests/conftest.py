@@ -56,9 +56,13 @@ def valid_but_for_load(point: dict[str, object]) -> bool:
     check (a lifecycle, a real server's answers). Any other reason still fails."""
     reasons = point.get("invalid_reasons") or []
     assert isinstance(reasons, list)
-    return bool(point["valid"]) or (
-        bool(reasons) and all(str(r).startswith("client:") for r in reasons)
-    )
+    return bool(point["valid"]) or (bool(reasons) and not but_load(reasons))
+
+
+def but_load(reasons: list[str]) -> list[str]:
+    """A point's reasons less the client's own load lines ("client: ..."; see
+    `valid_but_for_load`)."""
+    return [r for r in reasons if not str(r).startswith("client:")]
 
 
 def _serving(ttft_ms: float, itl_ms: float, fault: str = "") -> Iterator[str]:
