@@ -207,10 +207,26 @@ class StepModel:
         emits L tokens per sequence is charged 1/L of its decode share per engine step).
         Each operator group costs max(FLOPs/achievable, bytes/achievable). A decode-only
         batch's weight, activation and LM-head groups and its collectives depend on its
-        sizes alone, not on its contexts, so they are timed once per size (`_sized`)."""
+        sizes alone, not on its contexts, so they are timed once per size (`sized`).
+        `scoville.twin.stretch.decode_costs` is this function over arrays of contexts."""
         rows = 1 + self.spec.draft_tokens  # query rows per decoding sequence
-        dec_rows = b.n_decode * rows
-        tokens = dec_rows + b.prefill_tokens
+        tokens = b.n_decode * rows + b.prefill_tokens
+        weights, tail, comm_s, overhead_s = self.sized(b, tokens, rows)
+        attention = self._timed(self.attention(b, tokens, rows))
+        compute_s, memory_s, flops_sum, bytes_sum = add_up(attention + tail, weights)
+        floor_s = max(flops_sum / self.best_peak, bytes_sum / self.bw)
+        total = compute_s + memory_s + comm_s + overhead_s
+        step = StepCost(
+            total, compute_s, memory_s, comm_s, overhead_s, flops_sum, bytes_sum, floor_s
+        )
+        return self.per_token(b, step, tokens, rows)
+
+    def sized(
+        self, b: StepBatch, tokens: int, rows: int
+    ) -> tuple[Timed, list[Timed], float, float]:
+        """The groups that depend on the batch's sizes alone: the weight groups summed, the
+        tail groups, the collectives' time and the fixed overhead (cached for decode-only
+        batches, keyed by their sizes)."""
         key = (b.n_decode, b.n_sampled, b.n_prefill_chunks)
         sized = None if b.prefill_tokens else self._sized.get(key)
         if sized is None:
@@ -222,19 +238,16 @@ class StepModel:
             sized = (weights, self._timed(self._tail(b, tokens, rows)), comm, overhead)
             if not b.prefill_tokens:
                 self._sized[key] = sized
-        weights, tail, comm_s, overhead_s = sized
-        attention = self._timed(self._attention(b, tokens, rows))
-        compute_s, memory_s, flops_sum, bytes_sum = add_up(attention + tail, weights)
-        floor_s = max(flops_sum / self.best_peak, bytes_sum / self.bw)
-        total = compute_s + memory_s + comm_s + overhead_s
-        step = StepCost(
-            total, compute_s, memory_s, comm_s, overhead_s, flops_sum, bytes_sum, floor_s
-        )
+        return sized
+
+    def per_token(self, b: StepBatch, step: StepCost, tokens: int, rows: int) -> StepCost:
+        """With speculative decoding, the verify step per emitted token; else the step."""
         if self.spec.draft_tokens and b.n_decode:
             share = (
                 b.verify_share if b.verify_share is not None else b.n_decode / self.tokens_per_step
             )
-            return per_emitted_token(self, step, dec_rows / tokens, b.n_decode, share / b.n_decode)
+            dec_share = b.n_decode * rows / tokens
+            return per_emitted_token(self, step, dec_share, b.n_decode, share / b.n_decode)
         return step
 
     def _timed(self, ops: list[_Op]) -> list[Timed]:
@@ -265,7 +278,7 @@ class StepModel:
             ops.append(self._experts(tokens))
         return ops
 
-    def _attention(self, b: StepBatch, tokens: int, rows: int) -> list[_Op]:
+    def attention(self, b: StepBatch, tokens: int, rows: int) -> list[_Op]:
         """The attention groups on the busiest GPU (rows 0: not a GEMM): the MLA decode path
         where the cache dtype has one, then flash attention with the KV reads and writes."""
         ops: list[_Op] = []

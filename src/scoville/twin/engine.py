@@ -10,17 +10,23 @@ batch. Plain decode steps run inline while no event falls due (`Replica._coast`)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import numpy as np
 
 from scoville.twin.costmodel import StepCost
+from scoville.twin.kernel import EventKernel
 from scoville.twin.replica import ReplicaState, Role
 from scoville.twin.seq import EngineConfig, ReplicaStats, Seq
+from scoville.twin.stretch import accumulate, decode_costs
 
 __all__ = ["EngineConfig", "Replica", "ReplicaStats", "Role", "Seq"]
 
 
 REJECT_BASE_NS = 2_000_000  # request parsing and validation before a 400 (2 ms)
 REJECT_NS_PER_TOKEN = 1_000  # prompt tokenization, about 1 M tokens/s
+# a coast tries to cost its steps as arrays after this many steps one by one, if at least
+# STRETCH_MIN more can follow (below that, numpy's call overhead outweighs the saving), at
+# most STRETCH_MAX at a time (an event may cut the stretch short: the rest is wasted)
+STRETCH_AFTER, STRETCH_MIN, STRETCH_MAX = 4, 16, 1024
 
 
 class Replica(ReplicaState):
@@ -174,21 +180,23 @@ class Replica(ReplicaState):
 
     def _end_step(self, t_ns: int) -> None:
         self._close_step(t_ns)
-        if self._quiet is not None:
-            t_ns = self._coast(t_ns, self._quiet)
+        if self._events is not None:
+            t_ns = self._coast(t_ns, self._events)
         self._start_step(t_ns)
 
-    def _coast(self, t_ns: int, quiet: Callable[[int], bool]) -> int:
+    def _coast(self, t_ns: int, events: EventKernel) -> int:
         """Run plain decode steps inline, without the kernel, while nothing could change the
         batch: no sequence is admitted (none waits, or the queue's head cannot enter), prefills
         or streams, none finishes at the step and none is preempted, and no event falls due
-        before the step ends (`quiet`). Each step has the side effects `_start_step` and
-        `_end_step` give it; returns the last step's end."""
+        before the step ends (`quiet_through`). Each step has the side effects `_start_step`
+        and `_end_step` give it; a long run of them with none waiting is costed as arrays
+        (`_stretch`). Returns the last step's end."""
         n_dec = len(self.running)
         if not n_dec or self.inbox or self.prefilling or self.streaming:
             return t_ns
         cfg, queue = self.cfg, self.waiting
         budget = cfg.max_num_batched_tokens - n_dec
+        steps, stretch = 0, True
         while True:
             k = len(self.step_times)
             if k in self.finish_at or self._overfull(n_dec):
@@ -197,16 +205,72 @@ class Replica(ReplicaState):
                 ratio = cfg.admission.reserve_ratio(k - self._reserve_from_step)
                 if self._fit(queue[0], budget, k, ratio, False) is not None:
                     break  # an admission: the step `_start_step` forms
+            elif stretch and steps >= STRETCH_AFTER and not queue:
+                k0 = len(self.step_times)
+                t_ns = self._stretch(t_ns, n_dec, events)
+                stretch = len(self.step_times) - k0 == STRETCH_MAX  # a whole one: try again
+                continue
             cost = self.model.cost(self._batch(n_dec, []))
             t_end = _ends_at(t_ns, cost)
-            if not quiet(t_end):
+            if not events.quiet_through(t_end):
                 break
             self._take_in(k)  # its receive count only: the inbox is empty
             if not self.batch_wait.hold(queue, n_dec, k, cfg.max_num_batched_tokens):
                 self._shrink_prefix()  # as `_admit` does once no prompt can enter
             t_ns = self._launch(t_ns, n_dec, [], cost)
             self._tick(t_ns)  # all `_close_step` does for a step with no chunk or finish
+            steps += 1
         return t_ns
+
+    def _stretch(self, t_ns: int, n_dec: int, events: EventKernel) -> int:
+        """The coast's next steps at once (`STRETCH_MAX` at most), while none waits, if at
+        least `STRETCH_MIN` remain before a finish or a full pool: their costs as arrays
+        (`twin.stretch`), cut at the first that would end after the kernel's next event, then
+        each step's side effects as the loop gives them, summed in order. Returns the last
+        step's end."""
+        k0, kv0 = len(self.step_times), self.kv_used
+        n = min(STRETCH_MAX, (self.kv_capacity - kv0) // n_dec)  # before the pool is full
+        if self.finish_at:
+            n = min(n, min(self.finish_at) - k0)
+        w = self.model.window_tokens
+        if n < STRETCH_MIN or self.step_log is not None or (w and self.n_short):
+            return t_ns  # short, logged step by step, or windows still filling: the loop
+        verify = self.sum_verify if self._spec is not None else None
+        ctx = self.sum_ctx + n_dec * np.arange(n, dtype=np.int64)
+        cost = decode_costs(self.model, n_dec, ctx, n_dec * w, verify)
+        total = np.asarray(cost.total_s)
+        ends = t_ns + np.cumsum(np.maximum(1, (total * 1e9).astype(np.int64)))
+        last = events.quiet_until()
+        if last is not None:
+            n = int(np.searchsorted(ends[:n], last, side="right"))
+        if not n:
+            return t_ns
+        # `_take_in` then `_tick`, n times: a due count restarts, then each step counts one
+        interval = max(1, self.cfg.admission.recv_interval)
+        r = 0 if self._recv_count >= interval else self._recv_count
+        self._recv_count = (r + n - 1) % interval + 1
+        # with none waiting, batch waiting only resets, and the prefix shrinks to the last
+        # step's limit (the pool only fills along the stretch)
+        self.batch_wait.hold(self.waiting, n_dec, k0, self.cfg.max_num_batched_tokens)
+        self.kv_used = kv0 + (n - 1) * n_dec
+        self._shrink_prefix()
+        self.kv_used = kv0 + n * n_dec
+        used = kv0 + n_dec * np.arange(1, n + 1, dtype=np.int64)
+        occ = used / self.kv_capacity
+        st = self.stats
+        st.busy_s = accumulate(st.busy_s, total, n)
+        st.compute_s = accumulate(st.compute_s, cost.compute_s, n)
+        st.memory_s = accumulate(st.memory_s, cost.memory_s, n)
+        st.comm_s = accumulate(st.comm_s, cost.comm_s, n)
+        st.overhead_s = accumulate(st.overhead_s, cost.overhead_s, n)
+        st.kv_occupancy_s = accumulate(st.kv_occupancy_s, occ * total[:n], n)
+        st.kv_occupancy_max = max(st.kv_occupancy_max, float(occ[-1]))  # it only grows
+        st.steps += n
+        self._chunks, self._n_dec = [], n_dec
+        self.step_times.extend(ends[:n].tolist())
+        self._free_at_ns = t_end = self.step_times[-1]
+        self.sum_ctx += n * n_dec
+        return t_end
 
     def _overfull(self, n_dec: int) -> bool:
         """Whether the KV pool cannot take one more token for each of `n_dec` decoding

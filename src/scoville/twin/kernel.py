@@ -40,6 +40,14 @@ class EventKernel:
         heap, until = self._heap, self._until_ns
         return (not heap or heap[0][0] > t_ns) and (until is None or t_ns <= until)
 
+    def quiet_until(self) -> int | None:
+        """The latest time `quiet_through` holds for (None: no limit)."""
+        heap, until = self._heap, self._until_ns
+        due = heap[0][0] - 1 if heap else None
+        if until is None or (due is not None and due < until):
+            return due
+        return until
+
     def now_ns(self) -> int:
         return self._now_ns
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from scoville.twin.catalogue import CompressedKv, ModelArch
 from scoville.twin.shape import ModelShape
 
@@ -38,7 +40,10 @@ class KvLayout:
         sequence it is min(1, ctx / full); at the mean it is an upper bound of the mean."""
         if queries <= 0 or self.sparse_full_ctx_tokens <= 0:
             return 1.0
-        return min(1.0, ctx_tokens / queries / self.sparse_full_ctx_tokens)
+        fill = ctx_tokens / queries / self.sparse_full_ctx_tokens
+        if isinstance(fill, np.ndarray):  # one per step of a stretch (`twin.stretch`)
+            return np.minimum(1.0, fill)
+        return min(1.0, fill)
 
 
 def kv_layout(m: ModelArch, shape: ModelShape, kv_dtype: str) -> KvLayout:

@@ -35,7 +35,7 @@ class ReplicaState:
         self.name, self.model, self.kernel, self.cfg, self.role = name, model, kernel, config, role
         self.on_prefilled = on_prefilled
         # simulated time only: plain decode steps run inline while no event falls due
-        self._quiet = kernel.quiet_through if isinstance(kernel, EventKernel) else None
+        self._events = kernel if isinstance(kernel, EventKernel) else None
         unit = model.kv_full_bytes_per_token or model.kv_swa_bytes_per_token
         self._swa_ratio = (
             model.kv_swa_bytes_per_token / unit if model.kv_full_bytes_per_token else 0
