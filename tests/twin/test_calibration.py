@@ -732,3 +732,24 @@ def test_validate_names_rows_whose_throughput_is_below_their_own_medians(tmp_pat
     assert len(ratios) == 1 and ratios.pop() == pytest.approx(0.619, abs=0.003)
     r = CliRunner().invoke(app, [*args, "--only", steady])
     assert r.exit_code == 0 and "published throughput below" not in r.output
+
+
+def test_an_offline_row_sends_all_its_requests_at_once() -> None:
+    """A row with `requests` is an offline run (trtllm-bench's throughput mode): every request
+    is sent at the start, whatever request count validate or fit asks for."""
+    row = {
+        "id": "offline",
+        "url": "twin:H100/Llama-3.1-8B?framework=trt&max_num_seqs=16",
+        "isl_tokens": 512,
+        "osl_tokens": 64,
+        "published": {"tput_per_gpu": 1.0},
+        "split": "dev",
+        "source": "a test row",
+    }
+    offline = CalPoint.model_validate({**row, "requests": 48})
+    closed = CalPoint.model_validate({**row, "concurrency": 16})
+    at_once = simulate_point(offline)
+    assert simulate_point(offline, quick=True, requests=7) == at_once
+    # 48 requests on 16 seats: the median request waits for the first wave to finish, while a
+    # closed loop of 16 never queues
+    assert at_once["ttft_ms"] > 5 * simulate_point(closed)["ttft_ms"]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
+from statistics import median
 from typing import Any
 
 import yaml
@@ -59,12 +60,15 @@ class CalPoint(BaseModel):
     osl_tokens: int
     concurrency: int | None = None
     concurrencies: tuple[int, ...] = Field((), description="a sweep, for peak metrics")
+    requests: int | None = Field(
+        None, ge=1, description="an offline run: this many requests, all sent at once"
+    )
     range_ratio: float = Field(1.0, gt=0, le=1, description="lengths in [ratio*L, L]")
     published: Published
     split: Split = Field(
         ...,
         description="dev: may be fitted; test: held out; seed: derived; late: added after; "
-        "blind, blind2..blind22, blind25..blind33: frozen before the twin ever ran on them",
+        "blind, blind2..blind22, blind25..blind34: frozen before the twin ever ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")
     run_date: str | None = Field(
@@ -258,6 +262,8 @@ def simulate_point(
     cfg = point_options(p).config(book)
     conc = list(p.concurrencies) or [p.concurrency or 1]
     n = requests if requests is not None else requests_for(max(conc), quick)
+    if p.requests is not None:  # an offline run: its requests at once, however it is asked
+        conc, n = [p.requests], p.requests
     pts = sweep(
         cfg, p.isl_tokens, p.osl_tokens, conc, n, range_ratio=p.range_ratio, warmup_per_point=0
     )
@@ -361,14 +367,6 @@ def missed_targets(regs: Sequence[RegimeError]) -> list[str]:
         if r.regime != "all" and r.median_abs_error > REGIME_TARGET:
             out.append(f"{r.regime} ({r.n} rows) {r.metric} {r.median_abs_error:.1%}")
     return out
-
-
-def median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    if n == 0:
-        return float("nan")
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def by_regime(
