@@ -118,6 +118,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind31",
             "blind32",
             "blind33",
+            "blind34",
         )
         and not p.was
     )
@@ -165,7 +166,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
         "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16, "
         "blind17, blind18, blind19, blind20, blind21, blind22, blind25, blind26, blind27, "
-        "blind28, blind29, blind30, blind31, blind32, blind33 or all." in out
+        "blind28, blind29, blind30, blind31, blind32, blind33, blind34 or all." in out
     )
 
 
@@ -236,6 +237,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind31", 24),
         ("blind32", 60),
         ("blind33", 40),
+        ("blind34", 58),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -249,6 +251,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
                 "frozen 2026-12-03T",
                 "frozen 2026-12-04T",
                 "frozen 2026-12-06T",
+                "frozen 2026-12-07T",
             )
         )
         assert "never runs the twin" in text or "WITHOUT running the twin" in text
@@ -305,7 +308,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # first) judged the GB200 Dynamo-TRT rows' FP8 KV cache and the refit it kept, with one look at
     # 23:21Z; blind33 (frozen 22:47Z, the same capture's rows whose run groups no row names after
     # blind32, 1k/8k first) judged the MLA decode path as one kernel and the refit it kept, with
-    # one look at 2026-12-07T01:43Z. No split is held: the library holds no newer source
+    # one look at 2026-12-07T01:43Z; blind34 (frozen 2026-12-07T06:00Z, TensorRT-LLM's own offline
+    # throughput tables) had its one look at 06:01Z on the book as it was, with no change to
+    # judge. No split is held
     assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
@@ -328,6 +333,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind29", "2026-12-06T14:13Z", "2026-12-06T20:51Z"),
         ("blind32", "2026-12-06T17:35Z", "2026-12-06T23:21Z"),
         ("blind33", "2026-12-06T22:47Z", "2026-12-07T01:43Z"),
+        ("blind34", "2026-12-07T06:00Z", "2026-12-07T06:01Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
