@@ -119,6 +119,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind32",
             "blind33",
             "blind34",
+            "blind35",
         )
         and not p.was
     )
@@ -166,7 +167,7 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
         "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16, "
         "blind17, blind18, blind19, blind20, blind21, blind22, blind25, blind26, blind27, "
-        "blind28, blind29, blind30, blind31, blind32, blind33, blind34 or all." in out
+        "blind28, blind29, blind30, blind31, blind32, blind33, blind34, blind35 or all." in out
     )
 
 
