@@ -760,3 +760,9 @@ def test_an_offline_row_sends_all_its_requests_at_once() -> None:
     # 48 requests on 16 seats: the median request waits for the first wave to finish, while a
     # closed loop of 16 never queues
     assert at_once["ttft_ms"] > 5 * simulate_point(closed)["ttft_ms"]
+    # and its errors are tabled as offline, not under a concurrency band
+    from scoville.twin.calibration import point_options, regimes
+
+    tags = regimes(offline, point_options(offline).config())
+    assert "offline (every request at once)" in tags
+    assert not any("concurrency" in t for t in tags)

@@ -1,8 +1,6 @@
-"""Calibration: predicted vs published measured points (`twin validate`), by split and regime;
-what a claimed single-user speed implies (`twin explain`) is `twin/verdict.py`.
-
-The calibration table ships as `scoville/data/twin/calibration.yaml`; each point says whether
-it was used to fit a knob (`role: fit`) or is held out (`role: validate`).
+"""Calibration: predicted vs published measured points (`twin validate`), by split and regime,
+from `scoville/data/twin/calibration.yaml` (each row's `split`: dev rows may be fitted, the
+others are held out). What a claimed single-user speed implies is `twin/verdict.py`.
 """
 
 from __future__ import annotations
@@ -194,10 +192,12 @@ def stalled_start(p: CalPoint) -> bool:
 # a run within this many days of its model's release measured a young port (`regimes`)
 YOUNG_PORT_DAYS = 60
 YOUNG_PORT = f"model released < {YOUNG_PORT_DAYS} days before the run"
+OFFLINE = "offline (every request at once)"
 
 
 def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
-    """The regimes a point belongs to, for the error table: concurrency band, disaggregated,
+    """The regimes a point belongs to, for the error table: concurrency band (or offline: every
+    request at once), disaggregated,
     speculative decoding, hardware family, model, framework, a stalled start, and a prediction
     resting on a factor no dev row informs (`coverage.uncalibrated`), the quarter of the
     measurement's run (software of that date), where the source names it, and a run in its
@@ -205,8 +205,9 @@ def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
     from scoville.twin.coverage import UNCALIBRATED, uncalibrated  # it reads this module
 
     conc = max(p.concurrencies or (p.concurrency or 1,))
+    band = "low concurrency (<= 16)" if conc <= 16 else "high concurrency (> 16)"
     tags = [
-        "low concurrency (<= 16)" if conc <= 16 else "high concurrency (> 16)",
+        OFFLINE if p.requests is not None else band,
         f"hardware {hardware_family(cfg.hardware.name)}",
         f"model {cfg.model.name}",
         f"framework {cfg.labels.get('framework', 'vllm')}",
