@@ -112,6 +112,15 @@ async def test_context_overflow_is_a_400() -> None:
     assert status == 400 and "maximum context length" in frames[0][1]
 
 
+async def test_a_prompt_over_max_num_tokens_gets_tensorrt_llm_s_400() -> None:
+    trt = parse_twin_url("twin:H200/Llama-3.1-8B?framework=trt&max_batched_tokens=2048")
+    async with TwinHttpServer(trt, speedup=100.0) as url:
+        status, frames = await _stream(url, _body(n_prompt=3000, max_tokens=5))
+    assert status == 400
+    assert "The sum of prompt length (3000), query length (0) should not exceed " in frames[0][1]
+    assert "max_num_tokens (2048)" in frames[0][1]
+
+
 async def test_token_times_follow_the_simulation() -> None:
     # slowed 40x so that a late wake-up stays below half a step gap: on a 2-core VM a token
     # due after an idle wait arrived up to 85 ms late (the first, after 1.2 s idle; later

@@ -95,6 +95,23 @@ def test_server_reports_rejections_as_exchanges() -> None:
     assert e.error == ErrorKind.CONTEXT_OVERFLOW and e.http_status == 400
 
 
+def test_a_prompt_over_the_step_budget_is_refused_where_prompts_are_not_chunked() -> None:
+    """TensorRT-LLM without chunked prefill refuses a prompt over max_num_tokens (a 400, "The
+    sum of prompt length ... should not exceed max_num_tokens"): it never runs it alone."""
+    trt = "twin:H100/Llama-3.1-8B?framework=trt&max_batched_tokens=2048"
+    over = _closed_loop(trt, 2, 1, 3000, 8)
+    assert all(e.error == ErrorKind.HTTP_4XX and e.http_status == 400 for e in over)
+    assert all("max_num_tokens" in (e.error_detail or "") for e in over)
+    # within the budget it runs, and a chunking engine takes the long prompt in pieces
+    assert all(e.error is None for e in _closed_loop(trt, 2, 1, 2000, 8))
+    vllm = "twin:H100/Llama-3.1-8B?framework=vllm&max_batched_tokens=2048"
+    assert all(e.error is None for e in _closed_loop(vllm, 2, 1, 3000, 8))
+    # under attention DP the budget is each rank's: a prompt lands on one rank
+    dep = "twin:B200/Qwen3-30B-A3B?tp=2&ep=2&dp_attention=1&framework=trt&max_batched_tokens=2048"
+    (e,) = _closed_loop(dep, 1, 1, 3000, 8)
+    assert e.error == ErrorKind.HTTP_4XX
+
+
 def test_target_carries_labels_and_sources() -> None:
     t = open_twin_target("twin:GB200/gpt-oss-120b?tp=2&disagg=1P1D")
     assert t.kind == "twin" and t.tokenizer is not None

@@ -241,6 +241,12 @@ class TwinHttpServer:
         seq.on_token = lambda t_ns, k: queue.put_nowait((t_ns, k))
         seq.on_done = lambda _s: queue.put_nowait(None)
         self.cluster.submit(seq, seq.arrival_ns)
+        if seq.error == "max_num_tokens":  # TensorRT-LLM's words for it
+            return error_response(
+                400,
+                f"The sum of prompt length ({seq.prompt_tokens}), query length (0) should not "
+                f"exceed max_num_tokens ({self.cluster.entry[0].prompt_limit():.0f})",
+            )
         if seq.error is not None:
             return error_response(
                 400,

@@ -74,14 +74,26 @@ class ReplicaState:
         self._reserve_from_step = 0  # step of the start or last preemption (ratio decay)
 
     def refuses(self, seq: Seq) -> bool:
-        """Whether this replica could never hold `seq` (its context window, or the whole KV
-        pool); sets `seq.error` to say which, as a real server's validation does."""
+        """Whether this replica could never hold `seq` (its context window, a prompt over one
+        rank's step budget where prompts are not chunked, or the whole KV pool); sets
+        `seq.error` to say which, as a real server's validation does."""
         total = seq.prompt_tokens + seq.max_tokens
         if total > self.model.model.max_position_embeddings:
             seq.error = "context_overflow"
+        elif seq.prompt_tokens > self.prompt_limit():
+            seq.error = "max_num_tokens"
         elif total + self._swa_charge(total) > self.kv_capacity:
             seq.error = "kv_capacity"
         return seq.error is not None
+
+    def prompt_limit(self) -> float:
+        """The longest prompt one step can take whole: without chunked prefill, one rank's
+        token budget (TensorRT-LLM refuses a longer one: "The sum of prompt length ... should
+        not exceed max_num_tokens"); no limit with chunking, or on a decode replica, which
+        receives prompts already computed."""
+        if self.cfg.chunked_prefill or self.role == "decode":
+            return float("inf")
+        return self.cfg.max_num_batched_tokens // self.model.dp
 
     def load(self) -> int:
         """Sequences held (for least-loaded routing)."""

@@ -70,7 +70,9 @@ class Seq:
     preemptions: int = 0
     ready_step: int = 0  # first step index whose schedule can include this sequence
     end_ns: int = 0
-    error: str | None = None  # "context_overflow" | "kv_capacity": rejected at admission
+    # rejected at admission: "context_overflow" | "kv_capacity" | "max_num_tokens" (a prompt over
+    # the step's token budget without chunked prefill, as TensorRT-LLM refuses it)
+    error: str | None = None
     segments: list[tuple[list[int], int, int]] = field(default_factory=list)
 
     def token_times(self) -> list[int]:

@@ -113,10 +113,11 @@ def exchange_of(
     tuple of 1s, shared by a whole point) the frames carry counts only, no text: the fast
     executor's compact form."""
     if seq.error is not None:
+        over_budget = seq.error == "max_num_tokens"  # not the window: the deployment's budget
         return Exchange(
             start_ns=seq.arrival_ns,
             end_ns=seq.end_ns,
-            error=ErrorKind.CONTEXT_OVERFLOW,
+            error=ErrorKind.HTTP_4XX if over_budget else ErrorKind.CONTEXT_OVERFLOW,
             error_detail=f"twin rejected the request ({seq.error})",
             http_status=400,
         )
