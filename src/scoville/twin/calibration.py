@@ -261,10 +261,11 @@ def simulate_point(
     request counts (no warmup excluded), lengths drawn in [range_ratio * L, L]. `book`
     replaces the shipped framework profiles (what `twin fit` tries)."""
     cfg = point_options(p).config(book)
-    conc = list(p.concurrencies) or [p.concurrency or 1]
-    n = requests if requests is not None else requests_for(max(conc), quick)
     if p.requests is not None:  # an offline run: its requests at once, however it is asked
         conc, n = [p.requests], p.requests
+    else:
+        conc = list(p.concurrencies) or [p.concurrency or 1]
+        n = requests if requests is not None else requests_for(max(conc), quick)
     pts = sweep(
         cfg, p.isl_tokens, p.osl_tokens, conc, n, range_ratio=p.range_ratio, warmup_per_point=0
     )

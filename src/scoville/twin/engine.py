@@ -16,7 +16,7 @@ from scoville.twin.costmodel import StepCost
 from scoville.twin.kernel import EventKernel
 from scoville.twin.replica import ReplicaState, Role
 from scoville.twin.seq import EngineConfig, ReplicaStats, Seq
-from scoville.twin.stretch import accumulate, decode_costs
+from scoville.twin.stretch import decode_costs
 
 __all__ = ["EngineConfig", "Replica", "ReplicaStats", "Role", "Seq"]
 
@@ -256,16 +256,7 @@ class Replica(ReplicaState):
         self._shrink_prefix()
         self.kv_used = kv0 + n * n_dec
         used = kv0 + n_dec * np.arange(1, n + 1, dtype=np.int64)
-        occ = used / self.kv_capacity
-        st = self.stats
-        st.busy_s = accumulate(st.busy_s, total, n)
-        st.compute_s = accumulate(st.compute_s, cost.compute_s, n)
-        st.memory_s = accumulate(st.memory_s, cost.memory_s, n)
-        st.comm_s = accumulate(st.comm_s, cost.comm_s, n)
-        st.overhead_s = accumulate(st.overhead_s, cost.overhead_s, n)
-        st.kv_occupancy_s = accumulate(st.kv_occupancy_s, occ * total[:n], n)
-        st.kv_occupancy_max = max(st.kv_occupancy_max, float(occ[-1]))  # it only grows
-        st.steps += n
+        self.stats.add_steps(cost, used / self.kv_capacity, n)  # `_launch`'s, n times
         self._chunks, self._n_dec = [], n_dec
         self.step_times.extend(ends[:n].tolist())
         self._free_at_ns = t_end = self.step_times[-1]

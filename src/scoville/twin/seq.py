@@ -8,8 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+from numpy.typing import NDArray
+
 from scoville.twin.admission import AdmissionPolicy
 from scoville.twin.step import StepCost
+from scoville.twin.stretch import accumulate
 
 TokenCallback = Callable[[int, int], None]  # (t_ns, tokens)
 TOKEN_TEXT = " tok"  # every simulated token is this text; frames state their token counts
@@ -107,3 +111,17 @@ class ReplicaStats:
         self.kv_occupancy_s += occupancy * cost.total_s
         self.kv_occupancy_max = max(self.kv_occupancy_max, occupancy)
         self.steps += 1
+
+    def add_steps(self, cost: StepCost, occupancy: NDArray[np.float64], n: int) -> None:
+        """`add` for the first `n` steps of a stretch (`twin.stretch.decode_costs`: fields that
+        are arrays, one per step, or floats), each figure added in order, as `n` calls would;
+        the occupancy only grows along a stretch, so its last step holds the maximum."""
+        total = np.asarray(cost.total_s)
+        self.busy_s = accumulate(self.busy_s, total, n)
+        self.compute_s = accumulate(self.compute_s, cost.compute_s, n)
+        self.memory_s = accumulate(self.memory_s, cost.memory_s, n)
+        self.comm_s = accumulate(self.comm_s, cost.comm_s, n)
+        self.overhead_s = accumulate(self.overhead_s, cost.overhead_s, n)
+        self.kv_occupancy_s = accumulate(self.kv_occupancy_s, occupancy[:n] * total[:n], n)
+        self.kv_occupancy_max = max(self.kv_occupancy_max, float(occupancy[n - 1]))
+        self.steps += n
