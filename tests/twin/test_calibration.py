@@ -120,6 +120,7 @@ def test_rows_added_after_the_freeze_are_labelled_late_and_never_fitted() -> Non
             "blind33",
             "blind34",
             "blind35",
+            "blind36",
         )
         and not p.was
     )
@@ -167,7 +168,8 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
         "--split must be test, dev, seed, late, blind, blind2, blind3, blind4, blind5, blind6, "
         "blind7, blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16, "
         "blind17, blind18, blind19, blind20, blind21, blind22, blind25, blind26, blind27, "
-        "blind28, blind29, blind30, blind31, blind32, blind33, blind34, blind35 or all." in out
+        "blind28, blind29, blind30, blind31, blind32, blind33, blind34, blind35, blind36 or all."
+        in out
     )
 
 
@@ -240,6 +242,7 @@ def test_later_blind_splits_are_frozen_before_their_rows_and_never_fitted() -> N
         ("blind33", 40),
         ("blind34", 58),
         ("blind35", 48),
+        ("blind36", 30),
     )
     for name, n_min in splits:
         rows = [p for p in book.points if p.split == name or (p.was or "").startswith(name + " ")]
@@ -314,8 +317,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # throughput tables) had its one look at 06:01Z on the book as it was, with no change to
     # judge; blind35 (frozen 06:12Z, the older tables of the same vendor) had its one look at
     # 08:20Z on the book as it was (its Llama FP8 rows' KV dtype amended before), with no change
-    # to judge. No split is held now
-    assert book.held_splits() == ()
+    # to judge. blind36 (frozen 2026-12-07T08:31Z, the v0.17 tables of the same vendor, TensorRT
+    # engines) is held for the next change
+    assert book.held_splits() == ("blind36",)
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
