@@ -224,3 +224,47 @@ def test_ideal_efficiency_reaches_but_never_passes_the_floor() -> None:
     c = sm.cost(StepBatch(n_decode=1, decode_ctx_tokens=10, n_sampled=1))
     assert c.total_s >= c.floor_s
     assert c.total_s == pytest.approx(c.floor_s, rel=0.02)
+
+
+def test_a_step_lasts_at_least_its_requests_host_time() -> None:
+    # H200, gpt-oss-120b, TP1: 64 sequences at 2k context decode in some ms on the GPU; a
+    # host time of 1 ms a request (64 ms) then sets the step, the excess counted as overhead
+    from dataclasses import replace
+
+    b = StepBatch(n_decode=64, decode_ctx_tokens=64 * 2048, decode_ctx_swa_tokens=64 * 128,
+                  n_sampled=64)  # fmt: skip
+    gpu = _sm().cost(b)
+    assert gpu.total_s < 0.05
+    sm = StepModel(
+        CAT.get_hardware("H200"), CAT.get_model("gpt-oss-120b"), Parallel(),
+        replace(EFF, seq_host_s=1e-3),
+    )  # fmt: skip
+    bound = sm.cost(b)
+    assert bound.total_s == pytest.approx(0.064, rel=1e-12)
+    assert bound.compute_s + bound.memory_s + bound.comm_s + bound.overhead_s == pytest.approx(
+        bound.total_s, rel=1e-12
+    )
+    assert (bound.compute_s, bound.memory_s, bound.comm_s) == (
+        gpu.compute_s, gpu.memory_s, gpu.comm_s,
+    )  # fmt: skip
+    # a host time below the GPU's leaves the step as it was, to the bit
+    tiny = StepModel(
+        CAT.get_hardware("H200"), CAT.get_model("gpt-oss-120b"), Parallel(),
+        replace(EFF, seq_host_s=1e-7),
+    )  # fmt: skip
+    assert tiny.cost(b) == gpu
+
+
+def test_under_attention_dp_the_host_time_is_the_busiest_ranks() -> None:
+    # DeepSeek-R1 on 8 B200 with DP attention: each rank's host handles its own requests, so
+    # 256 sequences at a balance of 0.8 put 256 / 8 / 0.8 = 40 on the busiest rank: 40 ms at
+    # 1 ms each (the GPU's step is shorter)
+    from dataclasses import replace
+
+    eff = replace(EFF, seq_host_s=1e-3, dp_balance=0.8)
+    sm = StepModel(
+        CAT.get_hardware("B200"), CAT.get_model("DeepSeek-R1"),
+        Parallel(tp=8, ep=8, dp_attention=True), eff,
+    )  # fmt: skip
+    c = sm.cost(StepBatch(n_decode=256, decode_ctx_tokens=256 * 1024, n_sampled=256))
+    assert c.total_s == pytest.approx(0.040, rel=1e-12)
