@@ -5,7 +5,6 @@ time."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import astuple, replace
@@ -22,7 +21,6 @@ from scoville.twin.cluster import DisaggConfig, TwinConfig
 from scoville.twin.costmodel import Parallel, SpecDecode, StepModel
 from scoville.twin.engine import EngineConfig, Replica, Seq
 from scoville.twin.kernel import Callback, EventKernel
-from scoville.twin.layout import Efficiency
 from scoville.twin.simulate import sweep
 
 CAT = load_catalogue()
@@ -163,13 +161,11 @@ def _replica_run(
     engine: EngineConfig,
     arrivals: list[tuple[int, int, int, int]],
     seen: list[object] | None = None,
-    eff: Efficiency | None = None,
 ) -> object:
     """One replica fed `arrivals` (time in us, prompt blocks, output tokens, shared prefix);
-    `seen` gets its state before each event; `eff` replaces the default efficiency."""
+    `seen` gets its state before each event."""
     kernel = EventKernel() if seen is None else _Watched(seen)
-    sm = StepModel(SMALL, CAT.get_model("gpt-oss-120b"), Parallel(), eff or Efficiency())
-    rep = Replica("r", sm, kernel, engine)
+    rep = Replica("r", StepModel(SMALL, CAT.get_model("gpt-oss-120b"), Parallel()), kernel, engine)
     if isinstance(kernel, _Watched):
         kernel.rep = rep
     seqs = []
@@ -227,27 +223,6 @@ def test_a_stretch_costed_as_arrays_runs_as_its_steps_one_by_one(
     # cache, the receive count, batch waiting and the statistics too
     assert seen_stretched == seen_coasted
     assert sum(n for n, _ in ends) > 1000  # and stretches did run
-
-
-def test_a_host_bound_stretch_runs_as_its_steps_one_by_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # a host time per request that binds while the ten long prompts decode together (15 ms
-    # against the GPU's 7.7 ms) and not once one or two are left (the GPU's step, mostly
-    # weights, then outlasts it: 2.6 ms against 1.5 ms for one)
-    eff = Efficiency(seq_host_s=1.5e-3)
-    ends = _stretches(monkeypatch)
-    stretched = _replica_run(TRTLLM, STRETCHED, eff=eff)
-    monkeypatch.setattr(engine_module, "STRETCH_AFTER", 1 << 30)
-    coasted = _replica_run(TRTLLM, STRETCHED, eff=eff)
-    with _stepped():
-        stepped = _replica_run(TRTLLM, STRETCHED, eff=eff)
-    assert stretched == coasted == stepped
-    assert sum(n for n, _ in ends) > 1000
-    # the host set some steps' length and not others'
-    gaps = {b - a for a, b in itertools.pairwise(stretched[2])}  # type: ignore[index]
-    assert any(g >= 10 * 1.5e-3 * 1e9 for g in gaps) and any(g < 2 * 1.5e-3 * 1e9 for g in gaps)
-    assert stretched != _replica_run(TRTLLM, STRETCHED)
 
 
 def test_stretches_end_at_a_finish_a_full_pool_and_an_arrival(

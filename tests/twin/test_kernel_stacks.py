@@ -445,19 +445,3 @@ def test_the_fp8_mla_path_is_a_factor_of_fp8_mla_rows_of_its_engine_and_family()
         assert prm.per_stack and prm.stack_models == 1 and fittable(prm, [fp8])
     mla16 = next(p for p in FREE_PARAMS if p.name == "vendors.CDNA3.mla16_rate.sglang")
     assert mla16.touches(bf16) and not mla16.touches(fp8)
-
-
-def test_an_engines_attention_kernels_scale_only_the_kv_reads() -> None:
-    # trt at attention_bw_scale 1.5 on Hopper: the family's paged-attention fraction
-    # 0.65 x hbm_bw_scale, times 1.5 (at most the peak); weight streaming unchanged
-    book = load_profiles()
-    base = apply_profile(book, "trt", "NVIDIA", family="Hopper").efficiency
-    prof = book.frameworks["trt"].model_copy(update={"attention_bw_scale": 1.5})
-    faster = book.model_copy(update={"frameworks": {**book.frameworks, "trt": prof}})
-    eff = apply_profile(faster, "trt", "NVIDIA", family="Hopper").efficiency
-    assert eff.hbm_bw == base.hbm_bw
-    assert eff.attention_hbm_bw == pytest.approx(min(1.0, base.attention_hbm_bw * 1.5))
-    # and another engine on the same family keeps the family's
-    assert apply_profile(faster, "vllm", "NVIDIA", family="Hopper").efficiency.attention_hbm_bw == (
-        apply_profile(book, "vllm", "NVIDIA", family="Hopper").efficiency.attention_hbm_bw
-    )

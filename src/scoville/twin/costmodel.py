@@ -10,10 +10,6 @@ Efficiency defaults and their reasons are in `Efficiency` and docs/design/twin.m
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
 from scoville.errors import TargetError
 from scoville.twin.catalogue import BITS_PER_WEIGHT, Hardware, ModelArch
 from scoville.twin.comm import Fabric, StepCollectives
@@ -223,23 +219,7 @@ class StepModel:
         step = StepCost(
             total, compute_s, memory_s, comm_s, overhead_s, flops_sum, bytes_sum, floor_s
         )
-        if self.eff.seq_host_s:
-            step = self.host_bound(step, b.n_decode + b.n_prefill_chunks)
         return self.per_token(b, step, tokens, rows)
-
-    def host_bound(self, step: StepCost, seqs: int) -> StepCost:
-        """The step with the host's per-request work for `seqs` scheduled requests on the
-        busiest rank (`Efficiency.seq_host_s`) as its floor: the host prepares a step while the
-        GPU runs the one before, so the longer of the two sets the pace; the host's excess over
-        the GPU's time counts as overhead. Written once for floats and arrays of steps
-        (`stretch.decode_costs`): the same operations in the same order."""
-        host = self.eff.seq_host_s * self.busiest_rank_decode(seqs)
-        total = step.total_s
-        if isinstance(total, np.ndarray):
-            excess: Any = np.where(host > total, host - total, 0.0)
-        else:
-            excess = host - total if host > total else 0.0
-        return step._replace(total_s=total + excess, overhead_s=step.overhead_s + excess)
 
     def sized(
         self, b: StepBatch, tokens: int, rows: int

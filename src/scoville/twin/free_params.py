@@ -181,12 +181,6 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # worker (detokenizing and streaming left to Dynamo's front end); bounded at 20 ms
     FreeParam("frameworks.trt.step_overhead_s", 1e-4, 2e-2),
     FreeParam("stacks.dynamo.engine_step_overhead_s.trt", 1e-4, 2e-2),
-    # TensorRT-LLM's host time per scheduled request per step, overlapped with the GPU (its
-    # executor's per-request bookkeeping, sampling and responses), from none to 100 us; and its
-    # own decode-attention kernels against the family's KV-read bandwidth, from half to 1.8x
-    # (Hopper's fitted family fraction 0.47 then reaches 0.85 of the peak, Blackwell's the peak)
-    FreeParam("frameworks.trt.seq_host_s", 1e-7, 1e-4),
-    FreeParam("frameworks.trt.attention_bw_scale", 0.5, 1.8),
     FreeParam("frameworks.trt.max_batched_tokens", 4096, 32768, integer=True),
     FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.atom.layer_overhead_s", 2e-6, 80e-6),

@@ -124,10 +124,6 @@ class Efficiency:
     # own graph launch, embedding of the last token, sampling of the draft), beyond its layer's
     # kernels, per-layer cost and collectives
     draft_pass_overhead_s: float = 0.0
-    # host time per scheduled request per step on the busiest rank (the engine's per-request
-    # bookkeeping, sampling and response handling), overlapped with the GPU's work on the step
-    # before (TensorRT-LLM's overlap scheduler): a step lasts at least this times its requests
-    seq_host_s: float = 0.0
     step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
     gpu_memory_utilization: float = 0.90  # vLLM default
     # TensorRT-LLM sizes its pool as a fraction of the memory left after weights and
@@ -190,7 +186,6 @@ class Efficiency:
             sparse_layer_overhead_s=self.sparse_layer_overhead_s / speed,
             spec_seq_overhead_s=self.spec_seq_overhead_s / speed,
             draft_pass_overhead_s=self.draft_pass_overhead_s / speed,
-            seq_host_s=self.seq_host_s / speed,
             mla16_head_layer_s=self.mla16_head_layer_s / speed,
             mla8_head_layer_s=self.mla8_head_layer_s / speed,
         )

@@ -44,11 +44,6 @@ class Profile(BaseModel):
     spec_seq_overhead_s: float = Field(0.0, ge=0)
     # more per draft (MTP) pass of a speculative step (`Efficiency`)
     draft_pass_overhead_s: float = Field(0.0, ge=0)
-    # host time per scheduled request per step, overlapped with the GPU (`Efficiency.seq_host_s`)
-    seq_host_s: float = Field(0.0, ge=0, le=2e-4)
-    # the engine's own paged decode-attention kernels against the family's achievable KV-read
-    # bandwidth (TensorRT-LLM's XQA, trtllm-gen); 1 = the family's
-    attention_bw_scale: float = Field(1.0, gt=0, le=2)
     chunked_prefill: bool = True
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
@@ -343,9 +338,8 @@ def apply_profile(
         sparse_layer_overhead_s=prof.sparse_layer_overhead_s,
         spec_seq_overhead_s=prof.spec_seq_overhead_s,
         draft_pass_overhead_s=prof.draft_pass_overhead_s,
-        seq_host_s=prof.seq_host_s,
         hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
-        attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale * prof.attention_bw_scale),
+        attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
         collective_latency_scale=book.collective_latency_scale,
         dp_balance=book.dp_balance,

@@ -39,8 +39,6 @@ def decode_costs(sm: StepModel, n_dec: int, ctx: Ints, swa: int, verify: float |
     floor_s = np.maximum(flops / sm.best_peak, nbytes / sm.bw)
     total = compute_s + memory_s + comm_s + overhead_s
     step = StepCost(total, compute_s, memory_s, comm_s, overhead_s, flops, nbytes, floor_s)
-    if sm.eff.seq_host_s:
-        step = sm.host_bound(step, n_dec)
     return sm.per_token(b, step, tokens, rows)
 
 
