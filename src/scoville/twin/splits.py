@@ -88,5 +88,5 @@ class Frozen(BaseModel):
     blind34: str = ""
     # and the thirty-fifth (TensorRT-LLM's older offline tables, PyTorch backend: other cells)
     blind35: str = ""
-    # and the thirty-sixth (TensorRT-LLM's v0.17 offline tables, TensorRT engines: every third cell)
+    # and the thirty-sixth (TensorRT-LLM's v0.17 offline tables, TensorRT engines: every 2nd cell)
     blind36: str = ""
