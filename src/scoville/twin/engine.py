@@ -252,8 +252,7 @@ class Replica(ReplicaState):
         # with none waiting, batch waiting only resets, and the prefix shrinks to the last
         # step's limit (the pool only fills along the stretch)
         self.batch_wait.hold(self.waiting, n_dec, k0, self.cfg.max_num_batched_tokens)
-        self.kv_used = kv0 + (n - 1) * n_dec
-        self._shrink_prefix()
+        self._shrink_prefix(kv0 + (n - 1) * n_dec)
         self.kv_used = kv0 + n * n_dec
         used = kv0 + n_dec * np.arange(1, n + 1, dtype=np.int64)
         self.stats.add_steps(cost, used / self.kv_capacity, n)  # `_launch`'s, n times

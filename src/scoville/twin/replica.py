@@ -103,13 +103,15 @@ class ReplicaState:
         w = self.model.window_tokens
         return int(min(ctx, w) * self._swa_ratio + 0.999999) if w else 0
 
-    def _shrink_prefix(self) -> None:
-        """The prefix cache holds what the KV pool does not (within its own limit, if any)."""
+    def _shrink_prefix(self, kv_used: int | None = None) -> None:
+        """The prefix cache holds what the KV pool does not (within its own limit, if any),
+        the pool holding `kv_used` tokens (default: what it holds now)."""
+        free = self.kv_capacity - (self.kv_used if kv_used is None else kv_used)
         limit = self.cfg.prefix_cache_tokens
         if limit is None:
-            self.prefix.shrink_to(self.kv_capacity - self.kv_used)
+            self.prefix.shrink_to(free)
         elif limit >= 0:
-            self.prefix.shrink_to(min(limit, self.kv_capacity - self.kv_used))
+            self.prefix.shrink_to(min(limit, free))
 
     def _fits_whole(self, seq: Seq, budget: int) -> bool:
         """Unchunked prefill: the whole prompt must fit the step's remaining budget, unless
