@@ -197,11 +197,10 @@ OFFLINE = "offline (every request at once)"
 
 def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
     """The regimes a point belongs to, for the error table: concurrency band (or offline: every
-    request at once), disaggregated,
-    speculative decoding, hardware family, model, framework, a stalled start, and a prediction
-    resting on a factor no dev row informs (`coverage.uncalibrated`), the quarter of the
-    measurement's run (software of that date), where the source names it, and a run in its
-    model's first YOUNG_PORT_DAYS days."""
+    request at once), disaggregated, speculative decoding, hardware family, model, framework, a
+    stalled start, and a prediction resting on a factor no dev row informs
+    (`coverage.uncalibrated`), the quarter of the measurement's run (software of that date),
+    where the source names it, and a run in its model's first YOUNG_PORT_DAYS days."""
     from scoville.twin.coverage import UNCALIBRATED, uncalibrated  # it reads this module
 
     conc = max(p.concurrencies or (p.concurrency or 1,))
