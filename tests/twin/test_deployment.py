@@ -334,3 +334,24 @@ def test_a_prefill_pool_can_run_attention_dp_under_tp_attention_decode() -> None
     assert parse_twin_url(wide).prefill_parallel().dp_attention  # auto: as the decode pool
     with pytest.raises(TargetError, match="set disagg"):
         parse_twin_url("twin:B200/DeepSeek-R1?tp=8&prefill_attention=dp")
+
+
+def test_chunked_prefill_is_a_deployment_option_over_the_frameworks_default() -> None:
+    base = "twin:H200/Llama-3.1-8B?precision=fp8&framework=trt&max_batched_tokens=2048"
+    assert not parse_twin_url(base).engine.chunked_prefill  # TensorRT-LLM's default: off
+    assert parse_twin_url(base + "&chunked_prefill=1").engine.chunked_prefill
+    vllm = "twin:H200/Llama-3.1-8B?precision=fp8"
+    assert parse_twin_url(vllm).engine.chunked_prefill
+    assert not parse_twin_url(vllm + "&chunked_prefill=0").engine.chunked_prefill
+    with pytest.raises(TargetError, match="chunked_prefill"):
+        parse_twin_url(base + "&chunked_prefill=yes")
+
+    # 2,048-token prompts and a 2,048-token budget: unchunked, a prompt fits a step only with
+    # no sequence decoding beside it, so 16 requests run one after another; chunked, the
+    # prompts share steps with the decodes and the 16 run together
+    def tput(url: str) -> float:
+        res = run_point(parse_twin_url(url), length_requests(16, 2048, 64), "c16", concurrency=16)
+        return frontier_rows([res])[0].tput_per_gpu
+
+    alone, chunked = tput(base), tput(base + "&chunked_prefill=1")
+    assert chunked > 4 * alone

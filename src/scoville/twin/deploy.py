@@ -20,7 +20,7 @@ from scoville.twin.profiles import (
 from scoville.twin.software import software_speed, young_port
 
 KernelPath = Literal["tuned", "untuned"]
-Fp4Act = Literal["auto", "0", "1"]
+Switch = Literal["auto", "0", "1"]  # auto: what the hardware or the framework gives
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,8 @@ class Deployment:
     mtp: int = 0
     mtp_al: float | None = None
     loop_after: float | None = None
-    fp4_act: Fp4Act = "auto"
+    fp4_act: Switch = "auto"
+    chunked_prefill: Switch = "auto"
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
     recv_interval: int = 1
@@ -116,7 +117,9 @@ def apply_deploy_options(
     )
     engine = replace(
         cfg.engine,
-        chunked_prefill=applied.chunked_prefill,
+        chunked_prefill=applied.chunked_prefill
+        if d.chunked_prefill == "auto"
+        else d.chunked_prefill == "1",
         mix_prefill_decode=applied.mix_prefill_decode,
         admission=admission,
         frontend_s=applied.frontend_s,

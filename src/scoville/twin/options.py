@@ -17,7 +17,7 @@ from scoville.errors import TargetError
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
 from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
-from scoville.twin.deploy import Deployment, Fp4Act, KernelPath, apply_deploy_options
+from scoville.twin.deploy import Deployment, Switch, KernelPath, apply_deploy_options
 from scoville.twin.engine import EngineConfig
 from scoville.twin.profiles import ProfileBook
 from scoville.twin.shape import Precision
@@ -139,10 +139,17 @@ class TwinOptions(BaseModel):
         "itself, all drafts then accepted (0 = never: text that ends at EOS; default: the "
         "profile book's fitted value); the default acceptance curve only.",
     )
-    fp4_act: Fp4Act = Field(
+    fp4_act: Switch = Field(
         "auto",
         description="FP4 activations for 4-bit weights: auto (on for precision=fp4 where the "
         "hardware has FP4 tensor cores), 1 or 0.",
+    )
+    chunked_prefill: Switch = Field(
+        "auto",
+        description="Chunked prefill (TensorRT-LLM's enable_chunked_prefill, vLLM's and "
+        "SGLang's chunked prefill): auto (the framework's default: on for vllm, sglang and atom, "
+        "off for trt), 1 or 0. Unchunked, a prompt must fit the step's token budget beside "
+        "the decoding sequences.",
     )
     kernels: KernelPath = Field(
         "tuned",
