@@ -17,7 +17,7 @@ from scoville.errors import TargetError
 from scoville.twin.catalogue import load_catalogue
 from scoville.twin.cluster import DisaggConfig, Router, TwinConfig
 from scoville.twin.costmodel import Efficiency, KvDtype, Parallel
-from scoville.twin.deploy import Deployment, Switch, KernelPath, apply_deploy_options
+from scoville.twin.deploy import Deployment, KernelPath, Switch, apply_deploy_options
 from scoville.twin.engine import EngineConfig
 from scoville.twin.profiles import ProfileBook
 from scoville.twin.shape import Precision
