@@ -339,6 +339,11 @@ def test_a_prefill_pool_can_run_attention_dp_under_tp_attention_decode() -> None
 def test_chunked_prefill_is_a_deployment_option_over_the_frameworks_default() -> None:
     base = "twin:H200/Llama-3.1-8B?precision=fp8&framework=trt&max_batched_tokens=2048"
     assert not parse_twin_url(base).engine.chunked_prefill  # TensorRT-LLM's default: off
+    # the default is said where the twin gives its engine defaults; a declared choice is not
+    said = [n for n in parse_twin_url(base).notes if n.startswith("chunked prefill off")]
+    assert len(said) == 1 and "max_batched_tokens=2048" in said[0]
+    declared = parse_twin_url(base + "&chunked_prefill=0").notes
+    assert not any(n.startswith("chunked prefill") for n in declared)
     assert parse_twin_url(base + "&chunked_prefill=1").engine.chunked_prefill
     vllm = "twin:H200/Llama-3.1-8B?precision=fp8"
     assert parse_twin_url(vllm).engine.chunked_prefill

@@ -138,6 +138,13 @@ def apply_deploy_options(
             f"{applied.spec_max_num_seqs} under speculative decoding when the deployment sets no "
             "max_num_seqs; the rest queue (the twin URL option max_num_seqs= deploys another cap)"
         )
+    if not engine.chunked_prefill and d.chunked_prefill == "auto":
+        notes.append(
+            f"chunked prefill off ({d.framework}'s default): a prompt enters a step only if all "
+            f"of it fits the token budget (max_batched_tokens={engine.max_num_batched_tokens}) "
+            "beside the decoding sequences, so a prompt as long as the budget runs alone (the "
+            "twin URL option chunked_prefill=1 deploys it on)"
+        )
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
     if d.software_date:  # the user's date and what it does (not an engine default: a note)
         labels["software_date"] = d.software_date
