@@ -145,46 +145,6 @@ def test_untuned_rows_inform_only_the_untuned_scale_and_stack_factors_need_two_m
     )
 
 
-def test_an_engines_own_decode_attention_reads_the_kv_cache_at_its_own_rate() -> None:
-    book = load_profiles()
-    data = book.model_dump(by_alias=True)
-    data["vendors"]["Hopper"]["attention_bw"] = {"trt": 2.0}
-    data["vendors"]["Blackwell"]["attention_bw"] = {}
-    book = type(book).model_validate(data)
-    trt = apply_profile(book, "trt", "NVIDIA", family="Hopper").efficiency
-    served = apply_profile(book, "dynamo-trt", "NVIDIA", family="Hopper").efficiency
-    sglang = apply_profile(book, "sglang", "NVIDIA", family="Hopper").efficiency
-    blackwell = apply_profile(book, "trt", "NVIDIA", family="Blackwell").efficiency
-    # Hopper's KV-read fraction 0.65 x 0.7225 = 0.4696, twice that for TensorRT-LLM's kernels
-    # (under Dynamo too: the same engine); weight streaming and every other engine unchanged
-    assert trt.attention_hbm_bw == pytest.approx(0.9393, abs=1e-4)
-    assert served.attention_hbm_bw == trt.attention_hbm_bw
-    assert sglang.attention_hbm_bw == pytest.approx(0.4696, abs=1e-4)
-    assert trt.hbm_bw == sglang.hbm_bw and blackwell.attention_hbm_bw == pytest.approx(0.5525)
-    # 64 sequences of 4,096 tokens on H200, Llama-3.1-8B with a 16-bit cache: 32 layers x 8 KV
-    # heads x 128 x 2 (K, V) x 2 bytes = 131,072 bytes a token; the step reads 262,144 tokens
-    # and writes 64, 34.368 GB, at 4.8 TB/s x 0.4696 in 15.25 ms and at twice it in 7.62 ms.
-    # The attention group is memory-bound both ways (its FLOPs take 0.3 ms), so the step is
-    # shorter by 7.62 ms and by nothing else
-    hw, llama = CAT.get_hardware("H200"), CAT.get_model("Llama-3.1-8B")
-    batch = StepBatch(n_decode=64, decode_ctx_tokens=64 * 4096, n_sampled=64)
-    slow = StepModel(hw, llama, Parallel(tp=1), sglang).cost(batch)
-    fast = StepModel(hw, llama, Parallel(tp=1), trt).cost(batch)
-    assert slow.memory_s - fast.memory_s == pytest.approx(7.62e-3, rel=2e-3)
-    assert fast.compute_s == slow.compute_s and fast.hbm_bytes == slow.hbm_bytes
-    # the fit: TensorRT-LLM's rows on that family only, under Dynamo too; a kernel-stack
-    # factor, so rows of two models must inform it
-    prm = FreeParam("vendors.Hopper.attention_bw.trt", 0.5, 2.0)
-    hopper_trt = Owner("Llama-3.1-70B", "trt", "NVIDIA", "Hopper", "", False)
-    assert prm in FREE_PARAMS and prm.per_stack and not prm.family_wide
-    assert prm.touches(hopper_trt) and prm.touches(replace(hopper_trt, framework="dynamo-trt"))
-    assert not prm.touches(replace(hopper_trt, framework="sglang"))
-    assert not prm.touches(replace(hopper_trt, family="Blackwell"))
-    assert not fittable(prm, [hopper_trt]) and fittable(
-        prm, [hopper_trt, replace(hopper_trt, model="DeepSeek-R1", expert_format="fp8")]
-    )
-
-
 def test_a_format_only_one_model_uses_does_not_steer_its_family_scales() -> None:
     from scoville.twin.free_params import lone_formats, lone_row
 

@@ -105,10 +105,7 @@ class FreeParam:
         by hardware family rather than shared by it; fitted only where rows of `stack_models`
         models inform it."""
         return (
-            ".expert_bw." in self.name
-            or ".attention_bw." in self.name
-            or self.name.endswith(".expert_gemm")
-            or self.mla_cache != ""
+            ".expert_bw." in self.name or self.name.endswith(".expert_gemm") or self.mla_cache != ""
         )
 
     @property
@@ -146,8 +143,6 @@ def _kernel_stack_touches(parts: list[str], owner: Owner, mla_cache: str) -> boo
     an MLA decode path's for a `mla_cache` dtype) is in `owner`'s prediction."""
     if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
         return False  # a dense model has no routed experts
-    if parts[2] == "attention_bw":  # the named engine's decode attention on that family
-        return owner.engine == parts[3] and parts[1] in (owner.vendor, owner.family)
     if mla_cache:
         # only the named engine's MLA decode over a latent cache of that dtype runs that path
         if owner.mla_cache != mla_cache or owner.engine != parts[3]:
@@ -238,10 +233,6 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
         FreeParam(f"vendors.CDNA3.{name}.sglang", lo, hi)
         for name, lo, hi in (("mla8_head_layer_s", 1e-8, 2e-5), ("mla8_rate", 0.002, 1.0))
     ),
-    # TensorRT-LLM's own decode-attention kernels on Hopper and Blackwell against the family's
-    # KV-read fraction (which SGLang's and vLLM's attention paths share), from half to twice
-    # it: Hopper's 0.47 of the peak then reaches 0.94, Blackwell's 0.55 the peak
-    *(FreeParam(f"vendors.{fam}.attention_bw.trt", 0.5, 2.0) for fam in ("Hopper", "Blackwell")),
     # each vendor's software trend with the run date: its speed a year later (bounded at half
     # and three times), and a young port's slowdown on the model's release day (up to 20x the
     # mature time) with its fading time (3 to 120 days)

@@ -124,10 +124,6 @@ class VendorEfficiency(BaseModel):
     mla8_head_layer_s: dict[str, Annotated[float, Field(ge=0, le=1e-4)]] = Field(
         default_factory=dict
     )
-    # an engine's own paged decode-attention kernels on this stack (TensorRT-LLM's XQA and
-    # trtllm-gen kernels), multiplying the family's achievable KV-read bandwidth; an engine not
-    # named reads at the family's fraction
-    attention_bw: dict[str, Annotated[float, Field(gt=0, le=2.0)]] = Field(default_factory=dict)
     source: str = ""
 
 
@@ -343,9 +339,7 @@ def apply_profile(
         spec_seq_overhead_s=prof.spec_seq_overhead_s,
         draft_pass_overhead_s=prof.draft_pass_overhead_s,
         hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
-        attention_hbm_bw=min(
-            1.0, base.attention_hbm_bw * v.hbm_bw_scale * v.attention_bw.get(name, 1.0)
-        ),
+        attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
         collective_latency_scale=book.collective_latency_scale,
         dp_balance=book.dp_balance,
