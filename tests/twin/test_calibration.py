@@ -321,9 +321,10 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # 08:20Z on the book as it was (its Llama FP8 rows' KV dtype amended before), with no change
     # to judge; blind36 (frozen 2026-12-07T08:31Z, the v0.17 tables of the same vendor, TensorRT
     # engines) judged TensorRT-LLM's own decode-attention factor, with one look at 11:13Z, and
-    # found it worse (reverted). blind37 (frozen 2026-12-07T11:33Z, TensorRT-LLM's release-1.2
-    # perf-overview tables) is held for the next change
-    assert book.held_splits() == ("blind37",)
+    # found it worse (reverted); blind37 (frozen 2026-12-07T11:33Z, TensorRT-LLM's release-1.2
+    # perf-overview tables) judged the same factor refitted with blind36 in dev, with one look
+    # at 12:06Z, and found it worse too (reverted). No split is held now
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -348,6 +349,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind34", "2026-12-07T06:00Z", "2026-12-07T06:01Z"),
         ("blind35", "2026-12-07T06:12Z", "2026-12-07T08:20Z"),
         ("blind36", "2026-12-07T08:31Z", "2026-12-07T11:13Z"),
+        ("blind37", "2026-12-07T11:33Z", "2026-12-07T12:06Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
