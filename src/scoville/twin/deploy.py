@@ -23,6 +23,11 @@ KernelPath = Literal["tuned", "untuned"]
 Switch = Literal["auto", "0", "1"]  # auto: what the hardware or the framework gives
 
 
+def switch_on(s: Switch, auto: bool) -> bool:
+    """A three-way deployment switch as on or off: `auto` where it says auto."""
+    return auto if s == "auto" else s == "1"
+
+
 @dataclass(frozen=True, slots=True)
 class Deployment:
     """The deployment choices this module applies, already validated (`TwinOptions` types and
@@ -90,8 +95,8 @@ def apply_deploy_options(
     if d.expert_concentration is not None:  # the traffic's own routing, over the fitted one
         eff = replace(eff, expert_concentration=d.expert_concentration)
     par = cfg.parallel
-    fp4_on = d.fp4_act == "1" or (
-        d.fp4_act == "auto" and par.precision == "fp4" and cfg.hardware.dense_tflops.fp4 is not None
+    fp4_on = switch_on(
+        d.fp4_act, par.precision == "fp4" and cfg.hardware.dense_tflops.fp4 is not None
     )
     par = replace(
         par,
@@ -117,9 +122,7 @@ def apply_deploy_options(
     )
     engine = replace(
         cfg.engine,
-        chunked_prefill=applied.chunked_prefill
-        if d.chunked_prefill == "auto"
-        else d.chunked_prefill == "1",
+        chunked_prefill=switch_on(d.chunked_prefill, applied.chunked_prefill),
         mix_prefill_decode=applied.mix_prefill_decode,
         admission=admission,
         frontend_s=applied.frontend_s,
