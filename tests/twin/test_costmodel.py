@@ -173,6 +173,28 @@ def test_prefill_attention_keeps_its_fraction_of_the_peak_whatever_the_gemm_frac
     assert steps[1].flops / steps[1].compute_s < bf16_peak
 
 
+def test_fp8_context_attention_runs_prompts_at_the_fp8_peak_where_the_engine_has_it() -> None:
+    # an attention-bound prompt step (one token against a billion context pairs) and a decode
+    # step, on an engine that runs its context kernels in FP8 and on one that does not
+    prompt = StepBatch(prefill_tokens=1, prefill_pairs=1e9, n_sampled=1)
+    decode = StepBatch(n_decode=64, decode_ctx_tokens=64 * 4096, n_sampled=64)
+    h200 = CAT.get_hardware("H200")
+
+    def cost(model: str, kv: str, fp8_context: bool, b: StepBatch) -> float:
+        eff = Efficiency(fp8_context_attention=fp8_context)
+        par = Parallel(kv_dtype=kv)  # type: ignore[arg-type]
+        return StepModel(h200, CAT.get_model(model), par, eff).cost(b).compute_s
+
+    # H200: 989 dense BF16 TFLOP/s, 1,979 FP8; an FP8 cache puts the prompt's attention on the
+    # FP8 peak, so its compute time is 989 / 1979 = 0.4997 of the BF16 path's
+    fp8 = cost("Llama-3.1-70B", "fp8", True, prompt)
+    assert fp8 / cost("Llama-3.1-70B", "fp8", False, prompt) == pytest.approx(0.4997, rel=0.01)
+    # gpt-oss keeps BF16 attention projections: over a BF16 cache the kernels stay BF16
+    assert cost("gpt-oss-120b", "bf16", True, prompt) == cost("gpt-oss-120b", "bf16", False, prompt)
+    # decode attention reads the cache at the BF16 rate either way
+    assert cost("Llama-3.1-70B", "fp8", True, decode) == cost("Llama-3.1-70B", "fp8", False, decode)
+
+
 def test_empty_step_costs_nothing() -> None:
     assert _sm().cost(StepBatch()).total_s == 0.0
 

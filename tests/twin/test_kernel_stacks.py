@@ -445,3 +445,20 @@ def test_the_fp8_mla_path_is_a_factor_of_fp8_mla_rows_of_its_engine_and_family()
         assert prm.per_stack and prm.stack_models == 1 and fittable(prm, [fp8])
     mla16 = next(p for p in FREE_PARAMS if p.name == "vendors.CDNA3.mla16_rate.sglang")
     assert mla16.touches(bf16) and not mla16.touches(fp8)
+
+
+def test_only_tensorrt_llm_runs_its_context_attention_in_fp8() -> None:
+    # TensorRT-LLM's attention op (its own server or under Dynamo) takes the FP8 context path;
+    # no stored source says the others' default prefill kernels do
+    book = load_profiles()
+    on = {
+        fw: apply_profile(book, fw, "NVIDIA", family="Blackwell").efficiency.fp8_context_attention
+        for fw in ("trt", "dynamo-trt", "vllm", "sglang", "dynamo-sglang")
+    }
+    assert on == {
+        "trt": True,
+        "dynamo-trt": True,
+        "vllm": False,
+        "sglang": False,
+        "dynamo-sglang": False,
+    }

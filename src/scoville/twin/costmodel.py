@@ -20,6 +20,7 @@ from scoville.twin.layout import (
     Parallel,
     SpecDecode,
     compute_dtype,
+    format_class,
     mla_cache,
     peak_flops,
 )
@@ -83,6 +84,15 @@ class StepModel:
             hw, compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
         )
         self.attn_peak = peak_flops(hw, "bf16")
+        # prefill (context) attention: the BF16 peak, or the FP8 peak where the engine runs its
+        # context kernels in FP8 (an FP8 cache, or quantised attention projections, whose output
+        # the kernel writes in FP8 or FP4) on hardware with FP8 tensor cores
+        fp8_context = (
+            eff.fp8_context_attention
+            and hw.dense_tflops.fp8 is not None
+            and (par.kv_dtype == "fp8" or format_class(fmts["attention"]) in ("fp8", "fp4"))
+        )
+        self.attn_prefill_peak = peak_flops(hw, "fp8") if fp8_context else self.attn_peak
         self.best_peak = max(self.dense_peak, self.expert_peak, self.attn_peak)
         # achievable fractions of the weight operators: the kernel stack's grouped-GEMM
         # efficiency for the expert format, and a declared untuned path for both
@@ -297,16 +307,24 @@ class StepModel:
             * imb
         )
         attn_flops = dec_flops
+        pf_flops = 0.0
         if b.prefill_tokens or b.n_prefill_chunks:  # a prompt's attention runs on its own
             pf_ranks = self.dp / min(self.dp, max(1, b.n_prefill_chunks))  # attention-DP rank
             pf_q = b.prefill_tokens * self.kv_layout.sparse_fill(b.prefill_pairs, b.prefill_tokens)
-            attn_flops += pf_ranks * (
+            pf_flops = pf_ranks * (
                 self.attn_prefill_full * b.prefill_pairs
                 + self.attn_prefill_swa * b.prefill_pairs_swa
                 + self.attn_per_query * pf_q
             )
-        # flash-attention's fraction of the BF16 peak (as the GEMMs' fraction is of theirs)
-        attn_peak = self.attn_peak * self.eff.attention_compute
+            attn_flops += pf_flops
+        # flash-attention's fraction of its peak (as the GEMMs' fraction is of theirs): the
+        # decode rows' at the BF16 peak, the prompts' at the context kernels' (one rate for both)
+        attn_peak = self.attn_peak
+        if pf_flops and self.attn_prefill_peak != self.attn_peak:
+            attn_peak = attn_flops / (
+                (attn_flops - pf_flops) / self.attn_peak + pf_flops / self.attn_prefill_peak
+            )
+        attn_peak *= self.eff.attention_compute
         dec_read = (
             self.kv_read_bytes_per_token * b.decode_ctx_tokens
             + self.kv_swa_bytes_per_token * b.decode_ctx_swa_tokens

@@ -148,6 +148,9 @@ class Efficiency:
     # the same over an FP8 latent cache, where a kernel stack's FP8 path has costs of its own
     mla8_rate: float = 1.0
     mla8_head_layer_s: float = 0.0
+    # the engine runs prefill (context) attention in FP8 where the KV cache is FP8 or the
+    # attention projections are quantised (`Profile.fp8_context_attention`)
+    fp8_context_attention: bool = False
 
     def mla_path(self, cache: str) -> tuple[float, float]:
         """The MLA decode path over a latent cache of dtype `cache` (`mla_cache`; "" for none):

@@ -45,6 +45,9 @@ class Profile(BaseModel):
     # more per draft (MTP) pass of a speculative step (`Efficiency`)
     draft_pass_overhead_s: float = Field(0.0, ge=0)
     chunked_prefill: bool = True
+    # the engine runs prefill (context) attention in FP8 where the KV cache is FP8 or the
+    # attention projections are quantised to FP8 or FP4 (TensorRT-LLM); the source says why
+    fp8_context_attention: bool = False
     mix_prefill_decode: bool = True
     max_batched_tokens: int = Field(8192, ge=1)
     # a larger default budget from this much driver-reported device memory up (GiB -> tokens)
@@ -352,6 +355,7 @@ def apply_profile(
         mla16_head_layer_s=v.mla16_head_layer_s.get(name, 0.0),
         mla8_rate=v.mla8_rate.get(name, 1.0),
         mla8_head_layer_s=v.mla8_head_layer_s.get(name, 0.0),
+        fp8_context_attention=prof.fp8_context_attention,
     )
     tiers = [t for gib, t in sorted(prof.max_batched_tokens_from_gib.items()) if device_gib >= gib]
     fixed, per_token = frontend_cost(book, framework)
