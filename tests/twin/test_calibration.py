@@ -325,10 +325,11 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # engines) judged TensorRT-LLM's own decode-attention factor, with one look at 11:13Z, and
     # found it worse (reverted); blind37 (frozen 2026-12-07T11:33Z, TensorRT-LLM's release-1.2
     # perf-overview tables) judged the same factor refitted with blind36 in dev, with one look
-    # at 12:06Z, and found it worse too (reverted). blind38 (frozen 2026-12-07T13:19Z,
-    # TensorRT-LLM's 8a9c66ce and latest perf-overview pages' cells no row held) is held for
-    # the next change
-    assert book.held_splits() == ("blind38",)
+    # at 12:06Z, and found it worse too (reverted); blind38 (frozen 2026-12-07T13:19Z,
+    # TensorRT-LLM's 8a9c66ce and latest perf-overview pages' cells no row held) judged
+    # TensorRT-LLM's FP8 context attention, with one look at 13:23Z, and found it better (kept).
+    # No split is held now
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -354,6 +355,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind35", "2026-12-07T06:12Z", "2026-12-07T08:20Z"),
         ("blind36", "2026-12-07T08:31Z", "2026-12-07T11:13Z"),
         ("blind37", "2026-12-07T11:33Z", "2026-12-07T12:06Z"),
+        ("blind38", "2026-12-07T13:19Z", "2026-12-07T13:23Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
