@@ -360,3 +360,17 @@ def test_chunked_prefill_is_a_deployment_option_over_the_frameworks_default() ->
 
     alone, chunked = tput(base), tput(base + "&chunked_prefill=1")
     assert chunked > 4 * alone
+
+
+def test_the_fp8_context_path_is_said_where_it_applies() -> None:
+    def said(url: str) -> bool:
+        return any(
+            n.startswith("prompts' attention at the FP8 peak") for n in parse_twin_url(url).notes
+        )
+
+    # TensorRT-LLM over FP8 attention projections, or over an FP8 cache; not over BF16 ones
+    # with a BF16 cache (gpt-oss keeps its attention in BF16), and not on another engine
+    assert said("twin:H200/Llama-3.1-70B?precision=fp8&tp=2&framework=trt")
+    assert said("twin:B200/gpt-oss-120b?kv=fp8&framework=trt")
+    assert not said("twin:H200/gpt-oss-120b?framework=trt")
+    assert not said("twin:H200/Llama-3.1-70B?precision=fp8&tp=2&framework=vllm")

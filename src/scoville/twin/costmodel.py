@@ -49,6 +49,17 @@ __all__ = [
 _Op = tuple[float, float, float, float, float]
 
 
+def fp8_context_attention(eff: Efficiency, hw: Hardware, par: Parallel, attention: str) -> bool:
+    """Whether a prompt's attention runs at the FP8 peak: the engine runs its context kernels in
+    FP8 (`Efficiency.fp8_context_attention`) over an FP8 cache or attention projections in
+    FP8 or FP4 (format `attention`), on hardware with FP8 tensor cores."""
+    return (
+        eff.fp8_context_attention
+        and hw.dense_tflops.fp8 is not None
+        and (par.kv_dtype == "fp8" or format_class(attention) in ("fp8", "fp4"))
+    )
+
+
 class StepModel:
     """Precomputed per-replica constants; `cost(batch)` is the hot path (no allocation but
     the result). Byte and FLOP figures are per GPU: with `dp_attention` they are those of the
@@ -84,14 +95,8 @@ class StepModel:
             hw, compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
         )
         self.attn_peak = peak_flops(hw, "bf16")
-        # prefill (context) attention: the BF16 peak, or the FP8 peak where the engine runs its
-        # context kernels in FP8 (an FP8 cache, or quantised attention projections, whose output
-        # the kernel writes in FP8 or FP4) on hardware with FP8 tensor cores
-        fp8_context = (
-            eff.fp8_context_attention
-            and hw.dense_tflops.fp8 is not None
-            and (par.kv_dtype == "fp8" or format_class(fmts["attention"]) in ("fp8", "fp4"))
-        )
+        # prefill (context) attention: the BF16 peak, or the FP8 peak (`fp8_context_attention`)
+        fp8_context = fp8_context_attention(eff, hw, par, fmts["attention"])
         self.attn_prefill_peak = peak_flops(hw, "fp8") if fp8_context else self.attn_peak
         self.best_peak = max(self.dense_peak, self.expert_peak, self.attn_peak)
         # achievable fractions of the weight operators: the kernel stack's grouped-GEMM

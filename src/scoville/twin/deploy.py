@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from scoville.twin.cluster import TwinConfig
+from scoville.twin.costmodel import fp8_context_attention
 from scoville.twin.layout import SpecDecode
 from scoville.twin.profiles import (
     ProfileBook,
@@ -17,6 +18,7 @@ from scoville.twin.profiles import (
     hardware_family,
     load_profiles,
 )
+from scoville.twin.shape import effective_formats
 from scoville.twin.software import software_speed, young_port
 
 KernelPath = Literal["tuned", "untuned"]
@@ -147,6 +149,12 @@ def apply_deploy_options(
             f"of it fits the token budget (max_batched_tokens={engine.max_num_batched_tokens}) "
             "beside the decoding sequences, so a prompt as long as the budget runs alone (the "
             "twin URL option chunked_prefill=1 deploys it on)"
+        )
+    attention = effective_formats(cfg.model, par.precision, cfg.hardware.fp4_weight_format)
+    if fp8_context_attention(eff, cfg.hardware, par, attention["attention"]):
+        notes.append(
+            f"prompts' attention at the FP8 peak: {d.framework} runs its context attention "
+            "kernels in FP8 over an FP8 cache or FP8/FP4 attention projections"
         )
     labels = {**cfg.labels, "framework": d.framework, "kernels": d.kernels}
     if d.software_date:  # the user's date and what it does (not an engine default: a note)
