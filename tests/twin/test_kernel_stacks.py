@@ -448,8 +448,9 @@ def test_the_fp8_mla_path_is_a_factor_of_fp8_mla_rows_of_its_engine_and_family()
 
 
 def test_only_tensorrt_llm_runs_its_context_attention_in_fp8() -> None:
-    # TensorRT-LLM's attention op (its own server or under Dynamo) takes the FP8 context path;
-    # no stored source says the others' default prefill kernels do
+    # TensorRT-LLM's attention op (its own server or under Dynamo) takes the FP8 context path.
+    # vLLM's FlashAttention-3 backend does too over an FP8 cache, on Hopper only; a profile is
+    # per framework, not per family, so vLLM's stays off (docs/design/twin.md)
     book = load_profiles()
     on = {
         fw: apply_profile(book, fw, "NVIDIA", family="Blackwell").efficiency.fp8_context_attention
