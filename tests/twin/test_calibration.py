@@ -338,9 +338,9 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # take) had its one look at 13:37Z on the book as it was, with no change to judge; blind40
     # (frozen 2026-12-07T13:45Z, the release-1.2 perf-overview cells neither blind37 nor blind39
     # took) had its one look at 14:10Z on the book as it was, its rows' engine limits amended
-    # before it. blind41 (frozen 2026-12-07T14:15Z, AMD's ROCm vLLM throughput tables: Llama 3.1
-    # 70B offline on MI300X) is held for the next change
-    assert book.held_splits() == ("blind41",)
+    # before it; blind41 (frozen 2026-12-07T14:15Z, AMD's ROCm vLLM throughput tables: Llama 3.1
+    # 70B offline on MI300X) had its one look at 14:18Z on the book as it was. No split is held
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -369,6 +369,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind38", "2026-12-07T13:19Z", "2026-12-07T13:23Z"),
         ("blind39", "2026-12-07T13:27Z", "2026-12-07T13:37Z"),
         ("blind40", "2026-12-07T13:45Z", "2026-12-07T14:10Z"),
+        ("blind41", "2026-12-07T14:15Z", "2026-12-07T14:18Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
