@@ -11,7 +11,7 @@ Efficiency defaults and their reasons are in `Efficiency` and docs/design/twin.m
 from __future__ import annotations
 
 from scoville.errors import TargetError
-from scoville.twin.catalogue import BITS_PER_WEIGHT, Hardware, ModelArch
+from scoville.twin.catalogue import Hardware, ModelArch
 from scoville.twin.comm import Fabric, StepCollectives
 from scoville.twin.kvlayout import KV_BYTES, kv_layout
 from scoville.twin.layout import (
@@ -20,7 +20,7 @@ from scoville.twin.layout import (
     Parallel,
     SpecDecode,
     compute_dtype,
-    format_class,
+    fp8_context_attention,
     mla_cache,
     peak_flops,
 )
@@ -30,6 +30,7 @@ from scoville.twin.shape import (
     effective_formats,
     expected_distinct_experts,
     model_shape,
+    weight_bytes,
 )
 from scoville.twin.speculative import per_emitted_token
 from scoville.twin.step import StepBatch, StepCost, Timed, add_up
@@ -47,17 +48,6 @@ __all__ = [
 
 
 _Op = tuple[float, float, float, float, float]
-
-
-def fp8_context_attention(eff: Efficiency, hw: Hardware, par: Parallel, attention: str) -> bool:
-    """Whether a prompt's attention runs at the FP8 peak: the engine runs its context kernels in
-    FP8 (`Efficiency.fp8_context_attention`) over an FP8 cache or attention projections in
-    FP8 or FP4 (format `attention`), on hardware with FP8 tensor cores."""
-    return (
-        eff.fp8_context_attention
-        and hw.dense_tflops.fp8 is not None
-        and (par.kv_dtype == "fp8" or format_class(attention) in ("fp8", "fp4"))
-    )
 
 
 class StepModel:
@@ -89,7 +79,9 @@ class StepModel:
         self.shape = shape
         fmts = effective_formats(model, par.precision, hw.fp4_weight_format)
         self.formats = fmts
-        self._init_weights(shape, fmts, par.tp)
+        w = weight_bytes(shape, fmts, par.tp, self.ep, par.pp, par.dp_attention)
+        self.lm_head_bytes, self.dense_bytes, self.expert_bytes = w.lm_head, w.dense, w.expert
+        self.weight_bytes_per_gpu, self.dense_params = w.per_gpu, w.dense_params
         self.dense_peak = peak_flops(hw, compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations))
         self.expert_peak = peak_flops(
             hw, compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
@@ -124,44 +116,6 @@ class StepModel:
         # under attention DP the step waits for the busiest rank: 1 / (mean / busiest)
         self._dp_imbalance = 1.0 / eff.dp_balance if par.dp_attention else 1.0
         self._sized: dict[tuple[int, int, int], tuple[Timed, list[Timed], float, float]] = {}
-
-    def _init_weights(self, shape: ModelShape, fmts: dict[str, str], tp: int) -> None:
-        """Bytes streamed per step (dense groups, LM head; routed experts per expert-layer)
-        and stored per GPU, by each group's format; dense FLOP-bearing parameters. Dense
-        groups are split over TP, or replicated on every rank under data-parallel attention;
-        a pipeline stage holds 1/pp of the layers."""
-        byte = {k: BITS_PER_WEIGHT[v] / 8.0 for k, v in fmts.items()}
-        dense_total = shape.n_dense_layers * (
-            shape.attention_params_per_layer * byte["attention"]
-            + shape.dense_mlp_params_per_layer * byte["dense_mlp"]
-        ) + shape.n_moe_layers * (
-            shape.attention_params_per_layer * byte["attention"]
-            + shape.shared_params_per_layer * byte["shared_experts"]
-            + shape.router_params_per_layer * 2.0
-        )
-        dense_split = 1 if self.par.dp_attention else tp
-        self.lm_head_bytes = shape.embedding_params * byte["embeddings"] / tp
-        self.dense_bytes = dense_total / dense_split  # streamed every step
-        # per expert-layer: a TP slice of every expert, or whole experts on their EP rank
-        self.expert_bytes = (
-            shape.expert_params * byte["routed_experts"] / (1 if self.ep > 1 else tp)
-        )
-        experts_per_gpu = shape.n_routed_experts / self.ep
-        self.weight_bytes_per_gpu = (
-            self.dense_bytes
-            + 2 * self.lm_head_bytes
-            + self.expert_bytes * experts_per_gpu * shape.n_moe_layers
-        ) / self.par.pp
-        self.dense_params = (
-            shape.n_dense_layers
-            * (shape.attention_params_per_layer + shape.dense_mlp_params_per_layer)
-            + shape.n_moe_layers
-            * (
-                shape.attention_params_per_layer
-                + shape.shared_params_per_layer
-                + shape.router_params_per_layer
-            )
-        ) / tp
 
     def _init_attention(self, shape: ModelShape, par: Parallel) -> None:
         m = self.model

@@ -10,8 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from scoville.twin.cluster import TwinConfig
-from scoville.twin.costmodel import fp8_context_attention
-from scoville.twin.layout import SpecDecode
+from scoville.twin.layout import SpecDecode, fp8_context_attention
 from scoville.twin.profiles import (
     ProfileBook,
     apply_profile,

@@ -260,6 +260,17 @@ def compute_dtype(fmt: str, hw: Hardware, fp4_activations: bool) -> str:
     return "bf16" if t.bf16 is not None else "fp8"
 
 
+def fp8_context_attention(eff: Efficiency, hw: Hardware, par: Parallel, attention: str) -> bool:
+    """Whether a prompt's attention runs at the FP8 peak: the engine runs its context kernels in
+    FP8 (`Efficiency.fp8_context_attention`) over an FP8 cache or attention projections in
+    FP8 or FP4 (format `attention`), on hardware with FP8 tensor cores."""
+    return (
+        eff.fp8_context_attention
+        and hw.dense_tflops.fp8 is not None
+        and (par.kv_dtype == "fp8" or format_class(attention) in ("fp8", "fp4"))
+    )
+
+
 def peak_flops(hw: Hardware, dtype: str) -> float:
     v = {"bf16": hw.dense_tflops.bf16, "fp8": hw.dense_tflops.fp8, "fp4": hw.dense_tflops.fp4}[
         dtype

@@ -95,6 +95,52 @@ def model_shape(m: ModelArch) -> ModelShape:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class WeightBytes:
+    """One GPU's weights (`weight_bytes`): bytes streamed per step and stored, and the dense
+    FLOP-bearing parameters."""
+
+    lm_head: float  # the LM head's TP slice
+    dense: float  # the dense groups, streamed every step
+    expert: float  # one routed expert of one layer: a TP slice, or the whole expert under EP
+    per_gpu: float  # stored on the GPU
+    dense_params: float  # dense FLOP-bearing parameters
+
+
+def weight_bytes(
+    shape: ModelShape, fmts: dict[str, str], tp: int, ep: int, pp: int, dp_attention: bool
+) -> WeightBytes:
+    """Bytes streamed per step (dense groups, LM head; routed experts per expert-layer) and
+    stored per GPU, by each group's format (`effective_formats`); dense FLOP-bearing
+    parameters. Dense groups are split over TP, or replicated on every rank under data-parallel
+    attention; a pipeline stage holds 1/pp of the layers."""
+    byte = {k: BITS_PER_WEIGHT[v] / 8.0 for k, v in fmts.items()}
+    dense_total = shape.n_dense_layers * (
+        shape.attention_params_per_layer * byte["attention"]
+        + shape.dense_mlp_params_per_layer * byte["dense_mlp"]
+    ) + shape.n_moe_layers * (
+        shape.attention_params_per_layer * byte["attention"]
+        + shape.shared_params_per_layer * byte["shared_experts"]
+        + shape.router_params_per_layer * 2.0
+    )
+    lm_head = shape.embedding_params * byte["embeddings"] / tp
+    dense = dense_total / (1 if dp_attention else tp)
+    # per expert-layer: a TP slice of every expert, or whole experts on their EP rank
+    expert = shape.expert_params * byte["routed_experts"] / (1 if ep > 1 else tp)
+    experts_per_gpu = shape.n_routed_experts / ep
+    per_gpu = (dense + 2 * lm_head + expert * experts_per_gpu * shape.n_moe_layers) / pp
+    dense_params = (
+        shape.n_dense_layers * (shape.attention_params_per_layer + shape.dense_mlp_params_per_layer)
+        + shape.n_moe_layers
+        * (
+            shape.attention_params_per_layer
+            + shape.shared_params_per_layer
+            + shape.router_params_per_layer
+        )
+    ) / tp
+    return WeightBytes(lm_head, dense, expert, per_gpu, dense_params)
+
+
 def _csa_attention_params(m: ModelArch) -> int:
     """DeepSeek V4 attention: low-rank query (h -> q_lora -> heads x head_dim), one shared K = V
     projection (h -> head_dim), grouped low-rank output (heads x head_dim -> o_groups x o_lora
