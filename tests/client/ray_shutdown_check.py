@@ -1,6 +1,6 @@
 """Run inside a loopback-only network namespace (see test_ray_shutdown.py): a reference server,
-then `scoville run --workers ray:2` against it; prints one JSON line with the run's exit code
-and its records. Ray's temporary directory is the one given in RAY_TMPDIR."""
+then `scoville run --workers ray:2` against it; prints one JSON line with the run's exit code,
+its records and the points' invalid reasons. Ray's temporary directory is RAY_TMPDIR."""
 
 from __future__ import annotations
 
@@ -38,7 +38,10 @@ def main(out: Path) -> None:
     (run,) = [p for p in out.iterdir() if p.is_dir()]
     lines = (run / "records.jsonl").read_text().splitlines()
     n = sum('"type":"record"' in x for x in lines)
-    print(json.dumps({"rc": res.returncode, "records": n, "stderr": res.stderr[-2000:]}))
+    points = json.loads((run / "summary.json").read_text())["points"]
+    reasons = [r for p in points for r in p.get("invalid_reasons", [])]
+    print(json.dumps({"rc": res.returncode, "records": n, "reasons": reasons,
+                      "stderr": res.stderr[-2000:]}))  # fmt: skip
 
 
 if __name__ == "__main__":

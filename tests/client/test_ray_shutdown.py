@@ -2,7 +2,11 @@
 DashboardAgent and RuntimeEnvAgent running, so scoville stops what its local instance started.
 Ray runs in a loopback-only network namespace (as in test_ray.py) with its own temporary
 directory, and every process that still holds a file in that directory after the run fails
-the test."""
+the test.
+
+The run's exit code is 0, or 3 (a point flagged) only when every reason is the client's own
+load: Ray's daemons share the two cores with the client, and the tool rightly flags a client
+loop that lagged. Any other reason (a failed request, a missing record) still fails."""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from netns import loopback_netns
+
+from scoville.commands._result import EXIT_INVALID
 
 pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'scoville[ray]')")
 
@@ -50,7 +56,11 @@ def test_no_ray_process_outlives_the_run(tmp_path: Path) -> None:
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
         out = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert out["rc"] == 0, out["stderr"]
+        client_only = bool(out["reasons"]) and all(r.startswith("client:") for r in out["reasons"])
+        assert out["rc"] == 0 or (out["rc"] == EXIT_INVALID and client_only), (
+            out["reasons"],
+            out["stderr"],
+        )
         assert out["records"] == 8 + 4  # measured + warmup: Ray ran the point
         time.sleep(1.0)
         assert _holding(ray_tmp) == []
