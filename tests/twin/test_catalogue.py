@@ -31,6 +31,7 @@ REQUIRED_MODELS = [
     "Kimi-K2.5",
     "Llama-3.1-8B",
     "Llama-3.1-70B",
+    "Llama-3.1-405B",
     "Qwen3-30B-A3B",
     "Qwen3-235B-A22B",
 ]
