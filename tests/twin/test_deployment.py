@@ -374,3 +374,56 @@ def test_the_fp8_context_path_is_said_where_it_applies() -> None:
     assert said("twin:B200/gpt-oss-120b?kv=fp8&framework=trt")
     assert not said("twin:H200/gpt-oss-120b?framework=trt")
     assert not said("twin:H200/Llama-3.1-70B?precision=fp8&tp=2&framework=vllm")
+
+
+def test_synchronous_scheduling_makes_each_step_wait_for_its_host_work() -> None:
+    """With async scheduling off, a step also pays sync_seq_overhead_s per request it schedules
+    (decoding sequences and prompt chunks): 20 us x (64 + 2) = 1.32 ms; under attention DP over
+    8 ranks the busiest rank's share, 66 / 8 / dp_balance 0.8 = 10.3 requests -> 0.206 ms. With
+    it on, the host's work runs while the step computes and the step pays none of it."""
+    from dataclasses import replace
+
+    from scoville.twin.layout import Efficiency
+
+    m, hw = CAT.get_model("DeepSeek-R1"), CAT.get_hardware("B200")
+    batch = StepBatch(
+        n_decode=64, decode_ctx_tokens=64 * 2048, prefill_tokens=512, n_prefill_chunks=2,
+        prefill_pairs=2 * 256 * 128.5, n_sampled=64,
+    )  # fmt: skip
+
+    def overhead_s(par: Parallel, asynchronous: bool) -> float:
+        eff = replace(
+            Efficiency(), sync_seq_overhead_s=20e-6, async_scheduling=asynchronous, dp_balance=0.8
+        )
+        return StepModel(hw, m, par, eff).cost(batch).overhead_s
+
+    tp = Parallel(tp=8, ep=8, precision="fp4")
+    dp = Parallel(tp=8, ep=8, precision="fp4", dp_attention=True)
+    assert overhead_s(tp, False) - overhead_s(tp, True) == pytest.approx(1.32e-3)
+    assert overhead_s(dp, False) - overhead_s(dp, True) == pytest.approx(0.20625e-3)
+
+
+def test_async_scheduling_is_a_deployment_option_that_only_an_engine_with_a_host_cost_feels() -> (
+    None
+):
+    vllm = "twin:H200/Llama-3.1-8B?precision=fp8&framework=vllm"
+    assert parse_twin_url(vllm).efficiency.async_scheduling  # auto: on
+    off = parse_twin_url(vllm + "&async_scheduling=0")
+    assert not off.efficiency.async_scheduling and off.efficiency.sync_seq_overhead_s > 0
+    assert any(n.startswith("async scheduling off") for n in off.notes)
+    assert not any(n.startswith("async scheduling") for n in parse_twin_url(vllm).notes)
+    with pytest.raises(TargetError, match="async_scheduling"):
+        parse_twin_url(vllm + "&async_scheduling=no")
+    # only a synchronously scheduled row informs the host cost in `twin fit`
+    assert fit_reads("frameworks.vllm.sync_seq_overhead_s", vllm + "&async_scheduling=0")
+    assert not fit_reads("frameworks.vllm.sync_seq_overhead_s", vllm)
+
+    # 256 sequences at once: the synchronous deployment is slower; TensorRT-LLM's profile
+    # declares no such cost, so switching it off there changes nothing
+    def tput(url: str) -> float:
+        res = run_point(parse_twin_url(url), length_requests(256, 128, 64), "c256", concurrency=256)
+        return frontier_rows([res])[0].tput_per_gpu
+
+    assert tput(vllm + "&async_scheduling=0") < 0.97 * tput(vllm)
+    trt = "twin:H200/Llama-3.1-8B?precision=fp8&framework=trt"
+    assert tput(trt + "&async_scheduling=0") == tput(trt)

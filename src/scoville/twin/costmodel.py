@@ -111,6 +111,10 @@ class StepModel:
             + moe_s * shape.n_moe_layers
             + eff.sparse_layer_overhead_s * model.n_indexer_layers
         )
+        # host time per scheduled request when scheduling is synchronous (each attention-DP
+        # rank schedules its own share; the step waits for the busiest)
+        sync_s = 0.0 if eff.async_scheduling else eff.sync_seq_overhead_s
+        self.sync_request_s = sync_s * (1.0 / eff.dp_balance / self.dp if par.dp_attention else 1.0)
         self.spec = par.spec
         self.tokens_per_step = par.spec.tokens_per_step()
         # under attention DP the step waits for the busiest rank: 1 / (mean / busiest)
@@ -204,6 +208,7 @@ class StepModel:
             overhead = self.overhead_s + self.pp_hop_s if tokens > 0 else 0.0
             if b.n_decode:
                 overhead += self.mla_fixed_s
+            overhead += self.sync_request_s * (b.n_decode + b.n_prefill_chunks)
             sized = (weights, self._timed(self._tail(b, tokens, rows)), comm, overhead)
             if not b.prefill_tokens:
                 self._sized[key] = sized

@@ -45,6 +45,7 @@ class Deployment:
     loop_after: float | None = None
     fp4_act: Switch = "auto"
     chunked_prefill: Switch = "auto"
+    async_scheduling: Switch = "auto"
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
     recv_interval: int = 1
@@ -93,6 +94,8 @@ def apply_deploy_options(
         young=young_port(cfg.model.released, d.kernels),
     )
     eff = eff.at_speed(speed)
+    if not switch_on(d.async_scheduling, True):  # each step waits for its host work
+        eff = replace(eff, async_scheduling=False)
     if d.expert_concentration is not None:  # the traffic's own routing, over the fitted one
         eff = replace(eff, expert_concentration=d.expert_concentration)
     par = cfg.parallel
@@ -148,6 +151,14 @@ def apply_deploy_options(
             f"of it fits the token budget (max_batched_tokens={engine.max_num_batched_tokens}) "
             "beside the decoding sequences, so a prompt as long as the budget runs alone (the "
             "twin URL option chunked_prefill=1 deploys it on)"
+        )
+    if not eff.async_scheduling:
+        notes.append(
+            f"async scheduling off: every step also waits {eff.sync_seq_overhead_s * 1e6:.1f} us "
+            f"per request it schedules for {d.framework}'s host work (scheduling, inputs, outputs)"
+            if eff.sync_seq_overhead_s > 0
+            else f"async scheduling off: {d.framework}'s profile declares no host time per "
+            "request, so its steps are unchanged"
         )
     attention = effective_formats(cfg.model, par.precision, cfg.hardware.fp4_weight_format)
     if fp8_context_attention(eff, cfg.hardware, par, attention["attention"]):

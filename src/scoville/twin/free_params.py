@@ -127,6 +127,8 @@ def _engine_touches(parts: list[str], owner: Owner) -> bool:
         return owner.step_owner == "frameworks." + parts[1]  # not under a stack's own loop
     if parts[2] == "sparse_layer_overhead_s" and not owner.indexer:
         return False  # only a model with an indexer runs the sparse-attention kernels
+    if parts[2] == "sync_seq_overhead_s" and not owner.synchronous:
+        return False  # only a synchronously scheduled deployment waits for its host work
     if parts[2] in SPEC_ONLY and not owner.speculative:
         return False  # only a speculative deployment verifies drafts
     if parts[2] == "ep_moe_layer_overhead_s" and not owner.expert_parallel:
@@ -203,6 +205,11 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # the per-sequence verify cost of speculative decoding after every per-step cost, so that
     # it takes only what grows with the batch on MTP rows; bounded at 400 us per sequence
     *(FreeParam(f"frameworks.{fw}.spec_seq_overhead_s", 1e-7, 4e-4) for fw in FRAMEWORKS),
+    # the host's time per scheduled request when scheduling is synchronous, after every
+    # per-step and per-layer cost: what grows with the batch on rows run with async scheduling
+    # off; bounded at 100 us (ten times the scheduler's own cost per request)
+    # (vLLM's: the other engines' profiles declare none)
+    FreeParam("frameworks.vllm.sync_seq_overhead_s", 1e-7, 1e-4),
     # a draft pass's fixed cost, bounded at 1 ms (ten times a graph launch and a sampling step)
     *(FreeParam(f"frameworks.{fw}.draft_pass_overhead_s", 1e-6, 1e-3) for fw in FRAMEWORKS),
     # the kernel stacks' routed-expert efficiency per expert format, before the families'
@@ -289,6 +296,7 @@ class Owner:
     ep_moe_own: bool = False  # its engine sets the EP path's per-MoE-layer cost apart
     dated: bool = False  # a software date is given (a calibration row's run date)
     young_port: bool = False  # and the model's release date, with no kernel path declared
+    synchronous: bool = False  # async scheduling off: steps wait for the host's per-request work
 
     @property
     def engine(self) -> str:
@@ -359,4 +367,5 @@ def owner_of(cfg: TwinConfig, book: ProfileBook | None = None) -> Owner:
         book.frameworks[engine_of(framework)].ep_moe_layer_overhead_s is not None,
         dated,
         dated and young_port(cfg.model.released, cfg.labels.get("kernels", "tuned")),
+        not cfg.efficiency.async_scheduling,
     )

@@ -124,6 +124,12 @@ class Efficiency:
     # own graph launch, embedding of the last token, sampling of the draft), beyond its layer's
     # kernels, per-layer cost and collectives
     draft_pass_overhead_s: float = 0.0
+    # host time per request scheduled in a step (scheduling, input preparation, output
+    # processing) that the step waits for when the engine schedules synchronously, i.e. with
+    # async scheduling off (`async_scheduling`); with it on, the next step's host work runs
+    # while this step computes, and the fixed step_overhead_s is all a step pays on the host
+    sync_seq_overhead_s: float = 0.0
+    async_scheduling: bool = True
     step_overhead_s: float = 400e-6  # per step: scheduling, sampling, detokenise (CPU side)
     gpu_memory_utilization: float = 0.90  # vLLM default
     # TensorRT-LLM sizes its pool as a fraction of the memory left after weights and
@@ -189,6 +195,7 @@ class Efficiency:
             sparse_layer_overhead_s=self.sparse_layer_overhead_s / speed,
             spec_seq_overhead_s=self.spec_seq_overhead_s / speed,
             draft_pass_overhead_s=self.draft_pass_overhead_s / speed,
+            sync_seq_overhead_s=self.sync_seq_overhead_s / speed,
             mla16_head_layer_s=self.mla16_head_layer_s / speed,
             mla8_head_layer_s=self.mla8_head_layer_s / speed,
         )

@@ -151,6 +151,14 @@ class TwinOptions(BaseModel):
         "off for trt), 1 or 0. Unchunked, a prompt must fit the step's token budget beside "
         "the decoding sequences.",
     )
+    async_scheduling: Switch = Field(
+        "auto",
+        description="The engine's async scheduling, which builds the next step on the host "
+        "while this one computes (vLLM's --async-scheduling, on by default from vLLM 0.14.0; "
+        "SGLang's overlap scheduler; TensorRT-LLM's overlap scheduler): auto (on), 1 or 0. "
+        "Off, every step also waits for the host's work per scheduled request "
+        "(the profile's sync_seq_overhead_s).",
+    )
     kernels: KernelPath = Field(
         "tuned",
         description="The kernel path for the model's quantised weights on this stack: tuned, "

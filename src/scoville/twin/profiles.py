@@ -44,6 +44,10 @@ class Profile(BaseModel):
     spec_seq_overhead_s: float = Field(0.0, ge=0)
     # more per draft (MTP) pass of a speculative step (`Efficiency`)
     draft_pass_overhead_s: float = Field(0.0, ge=0)
+    # host time per scheduled request per step when the engine schedules synchronously
+    # (async scheduling off, `Efficiency`); the source says why
+    sync_seq_overhead_s: float = Field(0.0, ge=0)
+    sync_source: str = ""
     chunked_prefill: bool = True
     # the engine runs prefill (context) attention in FP8 where the KV cache is FP8 or the
     # attention projections are quantised to FP8 or FP4 (TensorRT-LLM); the source says why
@@ -341,6 +345,7 @@ def apply_profile(
         sparse_layer_overhead_s=prof.sparse_layer_overhead_s,
         spec_seq_overhead_s=prof.spec_seq_overhead_s,
         draft_pass_overhead_s=prof.draft_pass_overhead_s,
+        sync_seq_overhead_s=prof.sync_seq_overhead_s,
         hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
         attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
