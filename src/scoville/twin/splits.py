@@ -10,7 +10,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind, blind2..blind22, blind25..blind41: gathered and frozen before the twin was ever run on
+# blind, blind2..blind22, blind25..blind42: gathered and frozen before the twin was ever run on
 # them; reported on their own. The later ones were gathered after blind had been seen once (see
 # Frozen); blind23 and blind24 were gathered by their fixed rules and came out empty
 # (docs/design/blind23-survey.md, blind24-survey.md).
@@ -20,7 +20,7 @@ Split = Literal[
     "blind10", "blind11", "blind12", "blind13", "blind14", "blind15", "blind16", "blind17",
     "blind18", "blind19", "blind20", "blind21", "blind22", "blind25", "blind26", "blind27",
     "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34",
-    "blind35", "blind36", "blind37", "blind38", "blind39", "blind40", "blind41",
+    "blind35", "blind36", "blind37", "blind38", "blind39", "blind40", "blind41", "blind42",
 ]  # fmt: skip
 SPLITS: tuple[Split, ...] = get_args(Split)
 # each with its own freeze text in `Frozen`
@@ -100,3 +100,5 @@ class Frozen(BaseModel):
     blind40: str = ""
     # and the forty-first (AMD's ROCm vLLM throughput tables: Llama 3.1 70B offline on MI300X)
     blind41: str = ""
+    # and the forty-second (AMD's ROCm vLLM latency tables and its 405B throughput cells, MI300X)
+    blind42: str = ""
