@@ -341,10 +341,11 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # (frozen 2026-12-07T13:45Z, the release-1.2 perf-overview cells neither blind37 nor blind39
     # took) had its one look at 14:10Z on the book as it was, its rows' engine limits amended
     # before it; blind41 (frozen 2026-12-07T14:15Z, AMD's ROCm vLLM throughput tables: Llama 3.1
-    # 70B offline on MI300X) had its one look at 14:18Z on the book as it was. blind42 (frozen
+    # 70B offline on MI300X) had its one look at 14:18Z on the book as it was; blind42 (frozen
     # 2026-12-07T15:43Z, AMD's ROCm vLLM latency tables and the 405B throughput cells on MI300X)
-    # is held for the next change
-    assert book.held_splits() == ("blind42",)
+    # judged synchronous scheduling, with one look at 15:55Z, and found it better (kept). No
+    # split is held now
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -374,6 +375,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind39", "2026-12-07T13:27Z", "2026-12-07T13:37Z"),
         ("blind40", "2026-12-07T13:45Z", "2026-12-07T14:10Z"),
         ("blind41", "2026-12-07T14:15Z", "2026-12-07T14:18Z"),
+        ("blind42", "2026-12-07T15:43Z", "2026-12-07T15:55Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
