@@ -463,3 +463,35 @@ def test_only_tensorrt_llm_runs_its_context_attention_in_fp8() -> None:
         "sglang": False,
         "dynamo-sglang": False,
     }
+
+
+def test_an_engine_s_own_collectives_on_a_stack_scale_its_fabric_latency_alone() -> None:
+    """vLLM's collectives on CDNA3 take the stack's factor on every fabric latency: at batch 1
+    a TP8 step's communication is latency, so it scales by the factor; SGLang on the same GPUs
+    and vLLM on Hopper keep the book's. Only vLLM's CDNA3 rows inform the factor in `twin fit`."""
+    from scoville.twin.options import TwinOptions
+    from scoville.twin.profiles import ProfileBook
+
+    from .owners import fit_reads
+
+    data = load_profiles().model_dump(by_alias=True)
+    books = []
+    for factor in (0.5, 1.0):
+        data["vendors"]["CDNA3"]["collective_latency"] = {"vllm": factor}
+        books.append(ProfileBook.model_validate(data))
+
+    def comm_s(url: str, book: ProfileBook) -> float:
+        cfg = TwinOptions.parse_url(url).config(book)
+        sm = StepModel(cfg.hardware, cfg.model, cfg.parallel, cfg.efficiency)
+        return sm.cost(StepBatch(n_decode=1, decode_ctx_tokens=1024, n_sampled=1)).comm_s
+
+    vllm = "twin:MI300X/Llama-3.1-70B?tp=8&precision=fp8&framework=vllm"
+    sglang = vllm.replace("framework=vllm", "framework=sglang")
+    hopper = vllm.replace("MI300X", "H200")
+    half, one = books
+    assert comm_s(vllm, half) == pytest.approx(0.5 * comm_s(vllm, one), rel=0.02)
+    assert comm_s(sglang, half) == comm_s(sglang, one)
+    assert comm_s(hopper, half) == comm_s(hopper, one)
+    assert fit_reads("vendors.CDNA3.collective_latency.vllm", vllm)
+    assert not fit_reads("vendors.CDNA3.collective_latency.vllm", sglang)
+    assert not fit_reads("vendors.CDNA3.collective_latency.vllm", hopper)

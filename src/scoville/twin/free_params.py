@@ -105,7 +105,10 @@ class FreeParam:
         by hardware family rather than shared by it; fitted only where rows of `stack_models`
         models inform it."""
         return (
-            ".expert_bw." in self.name or self.name.endswith(".expert_gemm") or self.mla_cache != ""
+            ".expert_bw." in self.name
+            or self.name.endswith(".expert_gemm")
+            or self.mla_cache != ""
+            or ".collective_latency." in self.name
         )
 
     @property
@@ -145,6 +148,8 @@ def _kernel_stack_touches(parts: list[str], owner: Owner, mla_cache: str) -> boo
     an MLA decode path's for a `mla_cache` dtype) is in `owner`'s prediction."""
     if parts[2] in ("expert_bw", "expert_gemm") and not owner.expert_format:
         return False  # a dense model has no routed experts
+    if parts[2] == "collective_latency":  # only the named engine's collectives on that stack
+        return owner.engine == parts[3] and parts[1] in (owner.vendor, owner.family)
     if mla_cache:
         # only the named engine's MLA decode over a latent cache of that dtype runs that path
         if owner.mla_cache != mla_cache or owner.engine != parts[3]:
@@ -249,6 +254,10 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
         for name, lo, hi in (("per_year", 0.5, 3.0), ("young", 0.01, 20.0), ("young_days", 3, 120))
     ),
     FreeParam("collective_latency_scale", 0.5, 2.0),
+    # vLLM's own collectives on CDNA3 (its custom all-reduce on ROCm), after the book's scale:
+    # MI300X / MI325X TP8 rows of 1-4 sequences ran 17-25 % faster than the twin (blind42's
+    # look); bounded at a quarter and twice the book's latency
+    FreeParam("vendors.CDNA3.collective_latency.vllm", 0.25, 2.0),
     FreeParam("dp_balance", 0.5, 1.0),
     FreeParam("expert_concentration", 0.0, 2.0),
     # each family's routed-expert grouped-GEMM rate (MoE prefill) before its dense large-M GEMM

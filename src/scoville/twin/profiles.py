@@ -131,6 +131,12 @@ class VendorEfficiency(BaseModel):
     mla8_head_layer_s: dict[str, Annotated[float, Field(ge=0, le=1e-4)]] = Field(
         default_factory=dict
     )
+    # per serving engine whose tensor-parallel collectives on this stack run kernels of its own
+    # (vLLM's custom all-reduce on ROCm): a factor on every fabric latency of its steps, over the
+    # book's collective_latency_scale; an engine not named keeps the book's scale
+    collective_latency: dict[str, Annotated[float, Field(gt=0, le=2.0)]] = Field(
+        default_factory=dict
+    )
     source: str = ""
 
 
@@ -349,7 +355,8 @@ def apply_profile(
         hbm_bw=min(1.0, base.hbm_bw * v.hbm_bw_scale),
         attention_hbm_bw=min(1.0, base.attention_hbm_bw * v.hbm_bw_scale),
         gemm_max=min(1.0, base.gemm_max * v.gemm_scale),
-        collective_latency_scale=book.collective_latency_scale,
+        collective_latency_scale=book.collective_latency_scale
+        * v.collective_latency.get(name, 1.0),
         dp_balance=book.dp_balance,
         expert_concentration=book.expert_concentration,
         kv_free_memory_fraction=prof.kv_free_memory_fraction,
