@@ -10,7 +10,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind, blind2..blind22, blind25..blind42: gathered and frozen before the twin was ever run on
+# blind, blind2..blind22, blind25..blind43: gathered and frozen before the twin was ever run on
 # them; reported on their own. The later ones were gathered after blind had been seen once (see
 # Frozen); blind23 and blind24 were gathered by their fixed rules and came out empty
 # (docs/design/blind23-survey.md, blind24-survey.md).
@@ -21,6 +21,7 @@ Split = Literal[
     "blind18", "blind19", "blind20", "blind21", "blind22", "blind25", "blind26", "blind27",
     "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34",
     "blind35", "blind36", "blind37", "blind38", "blind39", "blind40", "blind41", "blind42",
+    "blind43",
 ]  # fmt: skip
 SPLITS: tuple[Split, ...] = get_args(Split)
 # each with its own freeze text in `Frozen`
@@ -102,3 +103,5 @@ class Frozen(BaseModel):
     blind41: str = ""
     # and the forty-second (AMD's ROCm vLLM latency tables and its 405B throughput cells, MI300X)
     blind42: str = ""
+    # and the forty-third (the same AMD ROCm vLLM tables, older releases with vLLM 0.8.0 or later)
+    blind43: str = ""
