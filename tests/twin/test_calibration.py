@@ -346,9 +346,10 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # 70B offline on MI300X) had its one look at 14:18Z on the book as it was; blind42 (frozen
     # 2026-12-07T15:43Z, AMD's ROCm vLLM latency tables and the 405B throughput cells on MI300X)
     # judged synchronous scheduling, with one look at 15:55Z, and found it better (kept), and is in
-    # dev. blind43 (frozen 2026-12-07T16:04Z, the same AMD ROCm vLLM tables of the older releases
-    # with vLLM 0.8.0 or later) is held for the next change
-    assert book.held_splits() == ("blind43",)
+    # dev; blind43 (frozen 2026-12-07T16:04Z, the same AMD ROCm vLLM tables of the older releases
+    # with vLLM 0.8.0 or later) judged vLLM's collectives on CDNA3, with one look at 16:12Z, and
+    # found it better (kept). No split is held now
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -379,6 +380,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind40", "2026-12-07T13:45Z", "2026-12-07T14:10Z"),
         ("blind41", "2026-12-07T14:15Z", "2026-12-07T14:18Z"),
         ("blind42", "2026-12-07T15:43Z", "2026-12-07T15:55Z"),
+        ("blind43", "2026-12-07T16:04Z", "2026-12-07T16:12Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
