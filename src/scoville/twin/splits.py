@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
 # blind, blind2..blind22, blind25..blind43: gathered and frozen before the twin was ever run on
 # them; reported on their own. The later ones were gathered after blind had been seen once (see
-# Frozen); blind23 and blind24 were gathered by their fixed rules and came out empty
-# (docs/design/blind23-survey.md, blind24-survey.md).
+# Frozen); blind23, blind24 and blind44 were gathered by their fixed rules and came out empty
+# (docs/design/blind23-survey.md, blind24-survey.md, blind44-survey.md).
 Split = Literal[
     "test", "dev", "seed", "late",
     "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
