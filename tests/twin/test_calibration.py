@@ -635,6 +635,9 @@ def test_the_targets_line_names_each_target_a_split_misses() -> None:
         "all 60 rows' tpot_ms bias +5.7%",
         "hardware CDNA4 (4 rows) tpot_ms 42.5%",
     ]
+    # a split that publishes throughput alone is not judged on TPOT, so it does not meet both
+    only_tput = [reg("all", "tput_per_gpu", 33, 0.088, -0.017)]
+    assert missed_targets(only_tput) == ["no tpot_ms rows: not judged"]
 
 
 def test_a_rows_run_date_gives_it_a_quarter_regime_and_must_be_a_date() -> None:
