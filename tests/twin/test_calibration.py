@@ -455,6 +455,7 @@ def test_fit_only_takes_several_comma_separated_patterns_in_the_fits_order() -> 
             for k in ("frontend_s", "frontend_s_per_token")
         ),
         "stacks.dynamo.engine_step_overhead_s.trt",
+        "stacks.bench.engine_step_overhead_s.trt",
         *(f"frameworks.{fw}.spec_seq_overhead_s" for fw in ("vllm", "sglang", "trt", "atom")),
     }
     assert [p.name for p in select_params(None)] == [p.name for p in FREE_PARAMS]

@@ -14,6 +14,7 @@ from scoville.twin.cluster import _kv_path
 from scoville.twin.comm import Fabric, Link, allreduce_s
 from scoville.twin.costmodel import Parallel, StepBatch, StepModel
 from scoville.twin.fast import run_point
+from scoville.twin.free_params import FREE_PARAMS
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.layout import SpecDecode
 from scoville.twin.options import TwinOptions
@@ -427,3 +428,24 @@ def test_async_scheduling_is_a_deployment_option_that_only_an_engine_with_a_host
     assert tput(vllm + "&async_scheduling=0") < 0.97 * tput(vllm)
     trt = "twin:H200/Llama-3.1-8B?precision=fp8&framework=trt"
     assert tput(trt + "&async_scheduling=0") == tput(trt)
+
+
+def test_an_offline_driver_in_the_engine_s_process_has_its_own_step_time_and_no_front_end() -> None:
+    """`bench-trt` (trtllm-bench) keeps TensorRT-LLM's engine but pays the bench stack's fixed
+    time per step, not trtllm-serve's, and no front end; only its rows inform that time."""
+    book = load_profiles()
+    served = parse_twin_url("twin:H200/Llama-3.1-8B?precision=fp8&framework=trt")
+    bench = parse_twin_url("twin:H200/Llama-3.1-8B?precision=fp8&framework=bench-trt")
+    assert served.efficiency.step_overhead_s == book.frameworks["trt"].step_overhead_s
+    assert bench.efficiency.step_overhead_s == book.stacks["bench"].engine_step_overhead_s["trt"]
+    assert bench.efficiency.step_overhead_s < served.efficiency.step_overhead_s
+    assert bench.engine.frontend_s == 0.0 and bench.engine.frontend_s_per_token == 0.0
+    assert served.engine.frontend_s > 0.0
+    assert bench.efficiency.layer_overhead_s == served.efficiency.layer_overhead_s
+    assert fit_reads(
+        "stacks.bench.engine_step_overhead_s.trt", "twin:H200/Llama-3.1-8B?framework=bench-trt"
+    )
+    assert not fit_reads(
+        "stacks.bench.engine_step_overhead_s.trt", "twin:H200/Llama-3.1-8B?framework=trt"
+    )
+    assert not any(p.name.startswith("stacks.bench.frontend") for p in FREE_PARAMS)

@@ -29,7 +29,11 @@ MLA_PATH_CACHE = {"mla16_": "bf16", "mla8_": "fp8"}
 STACK_MODELS = 2  # models whose dev rows a kernel-stack factor needs before it is fitted
 FRAMEWORKS = ("vllm", "sglang", "trt", "atom")
 # every front end with its own time: the engines' own servers, then the serving stacks'
-FRONTENDS = (*(f"frameworks.{fw}" for fw in FRAMEWORKS), *(f"stacks.{s}" for s in STACK_PREFIXES))
+# (an offline driver in the engine's process has none: `stacks.bench`)
+FRONTENDS = (
+    *(f"frameworks.{fw}" for fw in FRAMEWORKS),
+    *(f"stacks.{s}" for s in STACK_PREFIXES if s != "bench"),
+)
 FAMILY_STACKS = ("Hopper", "Blackwell", "CDNA3", "CDNA4")  # families with kernel-stack factors
 # large GEMMs reach about 80 % of the dense peak (cuBLAS / hipBLASLt practice): gemm_max 0.70 x
 # 1.15; a fit that wants more is absorbing something else
@@ -188,6 +192,8 @@ FREE_PARAMS: tuple[FreeParam, ...] = (
     # worker (detokenizing and streaming left to Dynamo's front end); bounded at 20 ms
     FreeParam("frameworks.trt.step_overhead_s", 1e-4, 2e-2),
     FreeParam("stacks.dynamo.engine_step_overhead_s.trt", 1e-4, 2e-2),
+    # and under an offline driver in its own process (trtllm-bench)
+    FreeParam("stacks.bench.engine_step_overhead_s.trt", 1e-4, 2e-2),
     FreeParam("frameworks.trt.max_batched_tokens", 4096, 32768, integer=True),
     FreeParam("frameworks.sglang.layer_overhead_s", 2e-6, 80e-6),
     FreeParam("frameworks.atom.layer_overhead_s", 2e-6, 80e-6),

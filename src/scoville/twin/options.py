@@ -73,7 +73,8 @@ class TwinOptions(BaseModel):
     framework: str = Field(
         "vllm",
         description="Serving engine profile: vllm, sglang, trt, atom (a dynamo- or mori- "
-        "prefix keeps the engine underneath).",
+        "prefix keeps the engine underneath behind that serving stack; bench- runs it under an "
+        "offline driver in its own process, as trtllm-bench does).",
     )
     dp_attention: bool = Field(
         False,

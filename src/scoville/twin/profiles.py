@@ -4,8 +4,9 @@ budget) and per-vendor efficiency factors, from `scoville/data/twin/profiles.yam
 
 A profile is chosen by the twin URL's `framework=` option (vllm, sglang, trt, atom; a
 `dynamo-` or `mori-` prefix keeps the engine underneath and puts that serving stack's front
-end before it). The named free parameters that `scoville twin fit` may change are listed in
-the data file with their fitted values.
+end before it; a `bench-` prefix runs it under an offline driver in its own process, with no
+front end and the driver's own step time). The named free parameters that `scoville twin fit`
+may change are listed in the data file with their fitted values.
 """
 
 from __future__ import annotations
@@ -232,7 +233,7 @@ def hardware_family(name: str) -> str:
     return FAMILIES.get(name, name)
 
 
-STACK_PREFIXES = ("dynamo", "mori")  # `framework=` prefixes naming a serving stack
+STACK_PREFIXES = ("dynamo", "mori", "bench")  # `framework=` prefixes naming a serving stack
 
 
 def split_framework(framework: str) -> tuple[str, str]:
@@ -331,7 +332,7 @@ def apply_profile(
     if prof is None:
         raise TargetError(
             f"Unknown framework {framework!r}; known: {', '.join(sorted(book.frameworks))} "
-            "(a dynamo- or mori- prefix keeps the engine underneath)."
+            "(a dynamo-, mori- or bench- prefix keeps the engine underneath)."
         )
     base = base or Efficiency()
     chain = (family, PARENT_FAMILY.get(family, ""), vendor)
