@@ -182,7 +182,8 @@ def test_validate_refuses_an_unknown_split_and_names_blind() -> None:
 
 
 def test_errors_by_regime_take_medians_and_signed_bias() -> None:
-    from scoville.twin.calibration import Comparison, by_regime
+    from scoville.twin.accuracy import by_regime
+    from scoville.twin.calibration import Comparison
 
     rows = [
         Comparison("a", "test", "tpot_ms", 10.0, 11.0, ("x",)),  # +10 %
@@ -518,7 +519,8 @@ def test_a_stalled_start_s_throughput_has_its_own_regime_and_leaves_the_fit(
     import math
 
     import scoville.twin.fit as fit_mod
-    from scoville.twin.calibration import STALLED, STEADY, Comparison, by_regime, regimes
+    from scoville.twin.accuracy import by_regime
+    from scoville.twin.calibration import STALLED, STEADY, Comparison, regimes
 
     stalled, steady = _stall_row(6400.0), _stall_row(500.0)
     cfg = parse_twin_url(stalled.url)
@@ -616,7 +618,7 @@ def test_validate_writes_its_rows_and_regimes_as_json(tmp_path: Path) -> None:
 
 
 def test_the_targets_line_names_each_target_a_split_misses() -> None:
-    from scoville.twin.calibration import RegimeError, missed_targets
+    from scoville.twin.accuracy import RegimeError, missed_targets
 
     def reg(regime: str, metric: str, n: int, err: float, bias: float) -> RegimeError:
         return RegimeError(regime, metric, n, err, bias)

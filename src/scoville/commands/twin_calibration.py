@@ -22,7 +22,8 @@ _BLINDS = [s for s in SPLITS if s.startswith("blind")]
 _BLIND_HELP = ", ".join([*_BLINDS[:3], "...", *_BLINDS[_BLINDS.index("blind22") :]])
 
 if TYPE_CHECKING:
-    from scoville.twin.calibration import CalPoint, Comparison, RegimeError
+    from scoville.twin.accuracy import RegimeError
+    from scoville.twin.calibration import CalPoint, Comparison
     from scoville.twin.cluster import TwinConfig
 
 console = Console()
@@ -148,7 +149,7 @@ def _split_errors(
     rows: list[Comparison], split: str
 ) -> list[tuple[str, list[RegimeError], list[str]]]:
     """(split, its errors by regime, the targets it misses) for each split `rows` hold."""
-    from scoville.twin.calibration import by_regime, missed_targets
+    from scoville.twin.accuracy import by_regime, missed_targets
     from scoville.twin.splits import SPLITS
 
     out = []
@@ -171,7 +172,7 @@ def _write_validation(
     """`twin validate --json`: every compared row with its point's deployment, then each
     split's errors by regime and the targets it misses (what the terminal shows, as data)."""
     from scoville.bundle.files import write_json
-    from scoville.twin.calibration import TARGETS
+    from scoville.twin.accuracy import TARGETS
 
     by_id = {p.id: p for p in points}
 
@@ -217,7 +218,8 @@ def _write_validation(
 
 
 def _print_regimes(rows: list[Comparison], split: str) -> None:
-    from scoville.twin.calibration import MEDIANS_FLOOR, STALL_RATIO, STALL_SHARE, STALLED, TARGETS
+    from scoville.twin.accuracy import TARGETS
+    from scoville.twin.calibration import MEDIANS_FLOOR, STALL_RATIO, STALL_SHARE, STALLED
 
     for sp, regs, missed in _split_errors(rows, split):
         table = Table(title=f"error by regime ({sp} split): median |error| and signed bias")

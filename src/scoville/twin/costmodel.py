@@ -111,14 +111,14 @@ class StepModel:
             + moe_s * shape.n_moe_layers
             + eff.sparse_layer_overhead_s * model.n_indexer_layers
         )
-        # host time per scheduled request when scheduling is synchronous (each attention-DP
-        # rank schedules its own share; the step waits for the busiest)
-        sync_s = 0.0 if eff.async_scheduling else eff.sync_seq_overhead_s
-        self.sync_request_s = sync_s * (1.0 / eff.dp_balance / self.dp if par.dp_attention else 1.0)
         self.spec = par.spec
         self.tokens_per_step = par.spec.tokens_per_step()
         # under attention DP the step waits for the busiest rank: 1 / (mean / busiest)
         self._dp_imbalance = 1.0 / eff.dp_balance if par.dp_attention else 1.0
+        # host time per scheduled request when scheduling is synchronous (each attention-DP
+        # rank schedules its own share; the step waits for the busiest)
+        sync_s = 0.0 if eff.async_scheduling else eff.sync_seq_overhead_s
+        self.sync_request_s = sync_s * (self._dp_imbalance / self.dp)
         self._sized: dict[tuple[int, int, int], tuple[Timed, list[Timed], float, float]] = {}
 
     def _init_attention(self, shape: ModelShape, par: Parallel) -> None:
