@@ -32,6 +32,7 @@ REQUIRED_MODELS = [
     "Llama-3.1-8B",
     "Llama-3.1-70B",
     "Llama-3.1-405B",
+    "Llama-2-70B",
     "Qwen3-30B-A3B",
     "Qwen3-235B-A22B",
 ]

@@ -189,6 +189,9 @@ def _write_validation(
             "isl_tokens": p.isl_tokens,
             "osl_tokens": p.osl_tokens,
             "concurrency": p.concurrency,
+            "requests": p.requests,
+            "request_rate": p.request_rate,
+            "lengths": p.lengths,
             "run_date": p.run_date,
             "medians_ratio": c.medians_ratio,
         }

@@ -60,6 +60,17 @@ class CalPoint(BaseModel):
     requests: int | None = Field(
         None, ge=1, description="an offline run: this many requests, all sent at once"
     )
+    request_rate: float | None = Field(
+        None,
+        gt=0,
+        description="an open-loop run: `requests` Poisson arrivals at this many requests a "
+        "second over the deployment (MLPerf's Server and Interactive scenarios)",
+    )
+    lengths: str | None = Field(
+        None,
+        description="a dataset's length profile (lengths.yaml) the requests' lengths are drawn "
+        "from; isl_tokens and osl_tokens are then the profile's mean lengths",
+    )
     range_ratio: float = Field(1.0, gt=0, le=1, description="lengths in [ratio*L, L]")
     published: Published
     split: Split = Field(
@@ -114,7 +125,28 @@ def check_book(book: CalBook) -> CalBook:
                 f"calibration point {p.id}: rows of late and blind splits, and rows moved out of "
                 "one (`was`), and only they, say `added`"
             )
+        check_workload(p)
     return book
+
+
+def check_workload(p: CalPoint) -> None:
+    """A row's load is one of: closed loop (`concurrency`/`concurrencies`), every request at once
+    (`requests`), or Poisson arrivals (`request_rate` with `requests`); a row with a length
+    profile states the profile's mean lengths and no range."""
+    closed = p.concurrency is not None or bool(p.concurrencies)
+    if p.request_rate is not None and (p.requests is None or closed):
+        raise ValueError(
+            f"calibration point {p.id}: an open-loop row gives `requests`, no concurrency"
+        )
+    if p.lengths is not None:
+        from scoville.twin.lengths import profile
+
+        means = profile(p.lengths).mean_lengths()
+        if (p.isl_tokens, p.osl_tokens) != means or p.range_ratio != 1.0 or closed:
+            raise ValueError(
+                f"calibration point {p.id}: a row with length profile {p.lengths!r} states its "
+                f"mean lengths {means[0]}/{means[1]}, range_ratio 1 and no concurrency"
+            )
 
 
 def load_points() -> list[CalPoint]:
@@ -193,25 +225,31 @@ def stalled_start(p: CalPoint) -> bool:
 YOUNG_PORT_DAYS = 60
 YOUNG_PORT = f"model released < {YOUNG_PORT_DAYS} days before the run"
 OFFLINE = "offline (every request at once)"
+OPEN_LOOP = "open loop (Poisson arrivals)"
+DATASET = "dataset lengths (a length profile)"
 
 
 def regimes(p: CalPoint, cfg: TwinConfig) -> tuple[str, ...]:
-    """The regimes a point belongs to, for the error table: concurrency band (or offline: every
-    request at once), disaggregated, speculative decoding, hardware family, model, framework, a
-    stalled start, and a prediction resting on a factor no dev row informs
-    (`coverage.uncalibrated`), the quarter of the measurement's run (software of that date),
-    where the source names it, and a run in its model's first YOUNG_PORT_DAYS days."""
+    """The regimes a point belongs to, for the error table: concurrency band (or offline:
+    every request at once; or open loop: Poisson arrivals), a dataset's lengths,
+    disaggregated, speculative decoding, hardware family, model, framework, a stalled start,
+    and a prediction resting on a factor no dev row informs (`coverage.uncalibrated`), the
+    quarter of the measurement's run (software of that date), where the source names it, and
+    a run in its model's first YOUNG_PORT_DAYS days."""
     from scoville.twin.coverage import UNCALIBRATED, uncalibrated  # it reads this module
 
     conc = max(p.concurrencies or (p.concurrency or 1,))
     band = "low concurrency (<= 16)" if conc <= 16 else "high concurrency (> 16)"
+    load = OPEN_LOOP if p.request_rate is not None else OFFLINE
     tags = [
-        OFFLINE if p.requests is not None else band,
+        load if p.requests is not None else band,
         f"hardware {hardware_family(cfg.hardware.name)}",
         f"model {cfg.model.name}",
         f"framework {cfg.labels.get('framework', 'vllm')}",
         "disaggregated" if cfg.disagg is not None else "aggregated",
     ]
+    if p.lengths is not None:
+        tags.append(DATASET)
     if cfg.parallel.spec.draft_tokens:
         tags.append("MTP / speculative")
     if stalled_start(p):
@@ -260,6 +298,10 @@ def simulate_point(
     request counts (no warmup excluded), lengths drawn in [range_ratio * L, L]. `book`
     replaces the shipped framework profiles (what `twin fit` tries)."""
     cfg = point_options(p).config(book)
+    if p.lengths is not None or p.request_rate is not None:
+        from scoville.twin.openloop import simulate_open  # it reads CalPoint
+
+        return simulate_open(p, cfg, quick)
     if p.requests is not None:  # an offline run: its requests at once, however it is asked
         conc, n = [p.requests], p.requests
     else:

@@ -1,0 +1,118 @@
+"""Dataset length profiles and open-loop calibration rows (MLPerf's Offline, Server and
+Interactive scenarios): lengths drawn as the quantile table says, Poisson rows whose
+throughput follows the offered load until the deployment saturates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from scoville.twin.calibration import (
+    DATASET,
+    OPEN_LOOP,
+    CalPoint,
+    check_workload,
+    point_options,
+    regimes,
+    simulate_point,
+)
+from scoville.twin.lengths import LengthProfile, Lengths, load_lengths
+
+URL = "twin:H100/Llama-3.1-8B?tp=1&precision=fp8&kv=fp8"
+
+TABLE = Lengths(quantiles=((0.0, 10), (0.5, 100), (0.9, 400), (1.0, 2000)), source="made up")
+PROFILE = LengthProfile(
+    dataset="made up", samples=1000, tokenizer="none", input=TABLE,
+    output=Lengths(quantiles=((0.0, 1), (1.0, 128)), source="made up"),
+)  # fmt: skip
+
+
+def _row(**kw: object) -> CalPoint:
+    base: dict[str, object] = {
+        "id": "made-up-row",
+        "url": URL,
+        "isl_tokens": 1024,
+        "osl_tokens": 128,
+        "published": {"tput_per_gpu": 1.0},
+        "split": "dev",
+        "source": "made up",
+    }
+    return CalPoint.model_validate({**base, **kw})
+
+
+def test_draws_follow_the_quantile_table() -> None:
+    isl = np.array([a for a, _ in PROFILE.draw(4000, seed=7)])
+    for q, tokens in TABLE.quantiles[1:-1]:
+        assert np.mean(isl <= tokens) == pytest.approx(q, abs=0.01)
+    assert isl.min() >= 10 and isl.max() <= 2000
+    # the heavy tail (10 % of the mass between 400 and 2000) carries the mean above the median
+    assert TABLE.mean() == pytest.approx(isl.mean(), rel=0.01)
+    assert TABLE.mean() > 2 * 100
+
+
+def test_draws_repeat_for_a_seed_and_differ_between_seeds() -> None:
+    assert PROFILE.draw(50, seed=1) == PROFILE.draw(50, seed=1)
+    assert PROFILE.draw(50, seed=1) != PROFILE.draw(50, seed=2)
+
+
+@pytest.mark.parametrize(
+    "quantiles",
+    [
+        ((0.1, 5), (1.0, 9)),
+        ((0.0, 5), (0.5, 4), (1.0, 9)),
+        ((0.0, 5), (0.5, 6), (0.5, 7), (1.0, 9)),
+    ],
+)
+def test_a_quantile_table_must_run_from_0_to_1_and_never_fall(quantiles: object) -> None:
+    with pytest.raises(ValidationError):
+        Lengths(quantiles=quantiles, source="x")
+
+
+def test_shipped_profiles_parse_and_state_their_sources() -> None:
+    for name, prof in load_lengths().profiles.items():
+        assert prof.input.source and prof.output.source, name
+        isl, osl = prof.mean_lengths()
+        assert osl >= 1 and isl >= 1
+
+
+def test_an_open_loop_row_needs_its_request_count_and_no_concurrency() -> None:
+    with pytest.raises(ValueError, match="open-loop"):
+        check_workload(_row(request_rate=2.0))
+    with pytest.raises(ValueError, match="open-loop"):
+        check_workload(_row(request_rate=2.0, requests=100, concurrency=4))
+    check_workload(_row(request_rate=2.0, requests=100))
+
+
+def test_a_profile_row_states_the_profile_means() -> None:
+    names = sorted(load_lengths().profiles)
+    if not names:
+        pytest.skip("no shipped length profile")
+    isl, osl = load_lengths().profiles[names[0]].mean_lengths()
+    with pytest.raises(ValueError, match="mean lengths"):
+        check_workload(_row(lengths=names[0], requests=100, isl_tokens=isl + 7, osl_tokens=osl))
+    check_workload(_row(lengths=names[0], requests=100, isl_tokens=isl, osl_tokens=osl))
+
+
+def test_open_loop_throughput_follows_the_offered_load_then_saturates() -> None:
+    """At a light Poisson load the deployment serves what arrives; far past its capacity it
+    serves its own rate: at least what an all-at-once run of the same deployment averages
+    (which also holds its ramp-up and its drain) and not much more."""
+    light = _row(request_rate=2.0, requests=400)
+    got = simulate_point(light)
+    offered = 2.0 * (1024 + 128)  # tokens a second on one GPU
+    assert got["tput_per_gpu"] == pytest.approx(offered, rel=0.15)
+    # light load: a prompt waits for nothing, so TTFT is a single prefill, far below a second
+    assert got["ttft_ms"] < 200
+
+    heavy = simulate_point(_row(request_rate=2000.0, requests=3000))
+    offline = simulate_point(_row(requests=3000))
+    assert heavy["tput_per_gpu"] < 0.2 * 2000.0 * (1024 + 128)
+    assert 0.95 * offline["tput_per_gpu"] < heavy["tput_per_gpu"] < 1.3 * offline["tput_per_gpu"]
+    assert heavy["ttft_ms"] > 10 * got["ttft_ms"]  # the queue grows
+
+
+def test_open_loop_rows_carry_their_regimes() -> None:
+    row = _row(request_rate=2.0, requests=100)
+    tags = regimes(row, point_options(row).config())
+    assert OPEN_LOOP in tags and DATASET not in tags
