@@ -8,7 +8,9 @@ of at most OPEN_LOOP_CAP requests (QUICK_CAP when fitting), the first tenth not 
 deployment fills up), and its throughput is the measured requests' tokens over the span of
 their completions: the rate a long run settles at, which is the offered load where the
 deployment keeps up and its service rate where it does not. Its TTFT and TPOT are the medians
-over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`).
+over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`). An
+all-at-once run of more requests than fill its deployment's batches OFFLINE_WAVES times is
+simulated on that many (`request_cap`): its ramp-up and drain stay a small share.
 """
 
 from __future__ import annotations
@@ -27,17 +29,25 @@ if TYPE_CHECKING:
 
 OPEN_LOOP_CAP, QUICK_CAP = 20_000, 3_000
 WARMUP_SHARE = 0.1  # of an open-loop window, not measured
+OFFLINE_WAVES = 20
+
+
+def request_cap(p: CalPoint, cfg: TwinConfig, quick: bool) -> int:
+    """How many of a row's requests are simulated: an open-loop run's window (OPEN_LOOP_CAP,
+    QUICK_CAP when fitting); an all-at-once run's as many as fill every replica's batch
+    OFFLINE_WAVES times (at least OPEN_LOOP_CAP), so its ramp-up and drain stay a small share."""
+    if p.request_rate is not None:
+        return QUICK_CAP if quick else OPEN_LOOP_CAP
+    ranks = cfg.parallel.dp if cfg.parallel.dp_attention else 1
+    batch = cfg.engine.max_num_seqs * ranks * cfg.replicas
+    return max(QUICK_CAP if quick else OPEN_LOOP_CAP, OFFLINE_WAVES * batch)
 
 
 def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str, float]:
     """Predicted metrics of a row with a length profile or an arrival rate."""
     if p.requests is None:
         raise ValueError(f"calibration point {p.id}: a dataset or open-loop row says `requests`")
-    n = (
-        p.requests
-        if p.request_rate is None
-        else min(p.requests, QUICK_CAP if quick else OPEN_LOOP_CAP)
-    )
+    n = min(p.requests, request_cap(p, cfg, quick))
     seed = seed_of(p.id)
     if p.lengths is not None:
         reqs = dataset_requests(p.lengths, n, seed, tag="r")
