@@ -5,9 +5,11 @@ such rows here.
 
 An open-loop row's run lasts minutes (MLPerf's at least 600 s), so it is simulated on a window
 of at most OPEN_LOOP_CAP requests (QUICK_CAP when fitting), the first tenth not measured (the
-deployment fills up), and its throughput is the measured requests' tokens over the span of
-their completions: the rate a long run settles at, which is the offered load where the
-deployment keeps up and its service rate where it does not. Its TTFT and TPOT are the medians
+deployment fills up), and its throughput is the tokens served while requests still arrive
+(from the first measured arrival to the last, `steady_rate`): the rate a long run settles at,
+which is the offered load where the deployment keeps up and its service rate where it does
+not, with the window's own drain (the longest outputs end long after the last arrival) left
+out, as a ten-minute run all but leaves it out. Its TTFT and TPOT are the medians
 over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`). An
 all-at-once run of more requests than fill its deployment's batches OFFLINE_WAVES times is
 simulated on that many (`request_cap`): its ramp-up and drain stay a small share.
@@ -15,9 +17,12 @@ simulated on that many (`request_cap`): its ramp-up and drain stay a small share
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from scoville.client.plan import length_requests
+from scoville.records.model import RequestRecord
 from scoville.twin.cluster import TwinConfig
 from scoville.twin.fast import run_point
 from scoville.twin.frontier import frontier_rows
@@ -30,6 +35,23 @@ if TYPE_CHECKING:
 OPEN_LOOP_CAP, QUICK_CAP = 20_000, 3_000
 WARMUP_SHARE = 0.1  # of an open-loop window, not measured
 OFFLINE_WAVES = 20
+
+
+def steady_rate(records: Sequence[RequestRecord], lo_ns: int, hi_ns: int) -> float:
+    """Tokens a second the deployment served between `lo_ns` and `hi_ns` (the arrivals of the
+    first measured and of the last request): every output token streamed in the window, and
+    the prompt of every request whose first token came in it."""
+    if hi_ns <= lo_ns:
+        return 0.0
+    tokens = 0
+    for r in records:
+        if not r.chunk_ns:
+            continue
+        a, b = bisect_left(r.chunk_ns, lo_ns), bisect_left(r.chunk_ns, hi_ns)
+        tokens += sum(r.chunk_tokens[a:b])
+        if lo_ns <= r.chunk_ns[0] < hi_ns:
+            tokens += r.input_tokens
+    return tokens / ((hi_ns - lo_ns) / 1e9)
 
 
 def request_cap(p: CalPoint, cfg: TwinConfig, quick: bool) -> int:
@@ -62,11 +84,7 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
         arrivals = arrival_offsets_ns(n, p.request_rate, 1.0, seed)
         res = run_point(cfg, reqs, p.id, arrival_ns=arrivals, warmup=warm)
         row = frontier_rows([res])[-1]
-        ok = [r for r in res.records if r.phase == "measure" and r.ok and r.chunk_ns]
-        ends = [r.chunk_ns[-1] for r in ok]
-        span_s = (max(ends) - min(ends)) / 1e9 if len(ends) > 1 else 0.0
-        tokens = sum(r.input_tokens + r.output_tokens for r in ok)
-        tput = tokens / span_s / cfg.n_accelerators if span_s > 0 else 0.0
+        tput = steady_rate(res.records, arrivals[warm], arrivals[-1]) / cfg.n_accelerators
     return {
         "tput_per_gpu": tput,
         "tpot_ms": row.median_tpot_s * 1e3,
