@@ -243,6 +243,29 @@ def test_pipeline_stages_split_weights_and_kv() -> None:
     assert sm.kv_shard == 2 * one.kv_shard
 
 
+def _offline_tput(url: str, n: int) -> float:
+    cfg = parse_twin_url(url)
+    reqs = length_requests(n, 1024, 256, tag="r")
+    return frontier_rows([run_point(cfg, reqs, "p", concurrency=n)])[-1].tput_per_gpu
+
+
+@pytest.mark.parametrize(
+    ("framework", "low", "high"), [("bench-trt", 1.7, 2.05), ("vllm", 0.85, 1.15)]
+)
+def test_a_pipeline_keeps_a_micro_batch_in_flight_a_stage(
+    framework: str, low: float, high: float
+) -> None:
+    """Two stages with two micro-batches in flight serve twice what one batch at a time does.
+    TensorRT-LLM admits max_batch_size requests a micro-batch (its capacity scheduler holds
+    max_batch_size x micro-batches), so its small seat limit doubles; vLLM shares max_num_seqs
+    between its in-flight batches, and at eight seats a step costs about what four cost."""
+    base = f"twin:H100/Llama-3.1-70B?tp=4&pp=2&precision=fp8&max_num_seqs=8&framework={framework}"
+    pipelined, serial = _offline_tput(base, 64), _offline_tput(base + "&micro_batches=1", 64)
+    assert low < pipelined / serial < high
+    with pytest.raises(TargetError, match="micro_batches=3 must be at most pp=2"):
+        parse_twin_url(base + "&micro_batches=3")
+
+
 @pytest.mark.parametrize("query", ["mtp_al=2", "mtp=1&mtp_al=2.5"])
 def test_an_acceptance_length_needs_drafts_to_accept(query: str) -> None:
     """At most mtp + 1 tokens come out of a verify step; an acceptance length without

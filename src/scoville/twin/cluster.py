@@ -18,6 +18,7 @@ from scoville.twin.comm import Fabric
 from scoville.twin.costmodel import Efficiency, Parallel, SpecDecode, StepModel
 from scoville.twin.engine import EngineConfig, Replica, Seq
 from scoville.twin.kernel import Kernel
+from scoville.twin.profiles import engine_of
 
 Router = Literal["round_robin", "session", "least_loaded"]
 
@@ -101,6 +102,33 @@ def _per_rank_limits(engine: EngineConfig, sm: StepModel) -> EngineConfig:
     )
 
 
+def micro_batches(cfg: TwinConfig, sm: StepModel, engine: EngineConfig) -> tuple[int, EngineConfig]:
+    """A pipeline-parallel replica keeps one micro-batch in flight per stage (TensorRT-LLM's
+    `mNumMicroBatches` = pp; vLLM's batch queue and SGLang's micro-batches likewise; the URL's
+    `micro_batches` deploys another count): as many engines, each taking a full pass through
+    the stages per step, sharing the replica's KV pool. The stages are taken as balanced and
+    the pipeline as bubble-free: each micro-batch runs at its own pace.
+    TensorRT-LLM admits max_batch_size requests per micro-batch (its capacity scheduler holds
+    max_batch_size x micro-batches); the others share max_num_seqs between them. Returns the
+    number of engines and each one's limits."""
+    m = min(engine.micro_batches, sm.par.pp)
+    if m <= 1:
+        return 1, engine
+    per_batch = engine_of(cfg.labels.get("framework", "vllm")) == "trt"
+    seats = engine.max_num_seqs if per_batch else -(-engine.max_num_seqs // m)
+    return m, replace(engine, max_num_seqs=seats, kv_share=engine.kv_share / m)
+
+
+def _engines(
+    name: str, sm: StepModel, kernel: Kernel, engine: EngineConfig, cfg: TwinConfig, **kw: Any
+) -> list[Replica]:
+    """One replica's engines: itself, or its pipeline's micro-batches (`micro_batches`)."""
+    m, eng = micro_batches(cfg, sm, engine)
+    if m == 1:
+        return [Replica(name, sm, kernel, eng, **kw)]
+    return [Replica(f"{name}m{j}", sm, kernel, eng, **kw) for j in range(m)]
+
+
 def _kv_path(cfg: TwinConfig) -> tuple[float, float]:
     """(bytes/s, latency s) of one sequence's KV hand-off from a prefill to a decode replica."""
     d = cfg.disagg
@@ -135,26 +163,27 @@ class Cluster:
                 raise TargetError("replicas must be >= 1.")
             sm = cfg.step_model()
             eng = _per_rank_limits(cfg.engine, sm)
-            self.replicas = [Replica(f"r{i}", sm, kernel, eng) for i in range(cfg.replicas)]
+            self.replicas = [
+                r for i in range(cfg.replicas) for r in _engines(f"r{i}", sm, kernel, eng, cfg)
+            ]
             self.entry = self.replicas
         else:
             d = cfg.disagg
             sm_p = cfg.step_model(d.prefill_tp or cfg.parallel.tp)
             sm_d = cfg.step_model()
+            eng_p = _per_rank_limits(cfg.engine, sm_p)
+            eng_d = _per_rank_limits(cfg.engine, sm_d)
             self.prefill = [
-                Replica(
-                    f"p{i}",
-                    sm_p,
-                    kernel,
-                    _per_rank_limits(cfg.engine, sm_p),
-                    "prefill",
-                    self._handoff,
-                )
+                r
                 for i in range(d.prefill_replicas)
+                for r in _engines(
+                    f"p{i}", sm_p, kernel, eng_p, cfg, role="prefill", on_prefilled=self._handoff
+                )
             ]
             self.decode = [
-                Replica(f"d{i}", sm_d, kernel, _per_rank_limits(cfg.engine, sm_d), "decode")
+                r
                 for i in range(d.decode_replicas)
+                for r in _engines(f"d{i}", sm_d, kernel, eng_d, cfg, role="decode")
             ]
             self.replicas = self.prefill + self.decode
             self.entry = self.prefill

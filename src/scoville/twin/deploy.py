@@ -38,6 +38,7 @@ class Deployment:
     kernels: KernelPath = "tuned"
     dp_attention: bool = False
     pp: int = 1
+    micro_batches: int | None = None
     expert_skew: float | None = None
     expert_concentration: float | None = None
     mtp: int = 0
@@ -134,6 +135,7 @@ def apply_deploy_options(
         max_num_batched_tokens=cfg.engine.max_num_batched_tokens
         if "max_batched_tokens" in explicit
         else applied.max_batched_tokens,
+        micro_batches=d.micro_batches or d.pp,
     )
     notes = list(cfg.notes)
     if d.mtp and applied.spec_max_num_seqs and "max_num_seqs" not in explicit:
@@ -151,6 +153,12 @@ def apply_deploy_options(
             f"of it fits the token budget (max_batched_tokens={engine.max_num_batched_tokens}) "
             "beside the decoding sequences, so a prompt as long as the budget runs alone (the "
             "twin URL option chunked_prefill=1 deploys it on)"
+        )
+    if d.pp > 1:
+        notes.append(
+            f"pipeline of {d.pp} stages with {engine.micro_batches} micro-batch(es) in flight, "
+            "each a full pass through the stages, sharing the replica's KV pool (the twin URL "
+            "option micro_batches= deploys another count)"
         )
     if not eff.async_scheduling:
         notes.append(

@@ -82,6 +82,13 @@ class TwinOptions(BaseModel):
         "over them (wide EP; needs a MoE model).",
     )
     pp: int = Field(1, ge=1, description="Pipeline-parallel stages of tp GPUs each.")
+    micro_batches: int | None = Field(
+        None,
+        ge=1,
+        description="Batches a pipeline-parallel replica keeps in flight, each a full pass "
+        "through its stages (default: pp, one a stage, as TensorRT-LLM, vLLM and SGLang run "
+        "pipelines; 1: one batch at a time).",
+    )
     expert_skew: float | None = Field(
         None, ge=1, description="Tokens on the busiest expert-parallel rank / mean (>= 1)."
     )
@@ -187,6 +194,11 @@ class TwinOptions(BaseModel):
         if self.disagg is not None and self.disagg not in _ON and not _pools(self.disagg):
             raise ValueError(
                 f"Option disagg={self.disagg!r} must look like 1P1D (prefill and decode replicas)."
+            )
+        if self.micro_batches is not None and self.micro_batches > self.pp:
+            raise ValueError(
+                f"Option micro_batches={self.micro_batches} must be at most pp={self.pp} "
+                "(one batch in flight a stage)."
             )
         if self.mtp_al is not None and (self.mtp == 0 or self.mtp_al > self.mtp + 1):
             raise ValueError(

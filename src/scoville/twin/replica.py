@@ -42,7 +42,8 @@ class ReplicaState:
         )
         per_gpu_unit = unit / model.kv_shard
         bs = config.block_size_tokens
-        self.kv_capacity_blocks = int(model.kv_budget_bytes_per_gpu() / per_gpu_unit) // bs
+        budget = model.kv_budget_bytes_per_gpu() * config.kv_share
+        self.kv_capacity_blocks = int(budget / per_gpu_unit) // bs
         self.kv_capacity = self.kv_capacity_blocks * bs  # tokens of full-attention KV
         self.kv_used = 0
         self.waiting: deque[Seq] = deque()
