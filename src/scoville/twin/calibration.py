@@ -58,7 +58,10 @@ class CalPoint(BaseModel):
     concurrency: int | None = None
     concurrencies: tuple[int, ...] = Field((), description="a sweep, for peak metrics")
     requests: int | None = Field(
-        None, ge=1, description="an offline run: this many requests, all sent at once"
+        None,
+        ge=1,
+        description="this many requests: all sent at once (an offline run), or arriving at "
+        "`request_rate`",
     )
     request_rate: float | None = Field(
         None,
