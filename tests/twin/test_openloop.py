@@ -134,3 +134,20 @@ def test_open_loop_throughput_leaves_out_the_window_drain() -> None:
     arrived = (150 - 1 - warm) / ((offsets[-1] - offsets[warm]) / 1e9)  # requests a second
     mean_tokens = (1.0 + 0.05) / 2 * (128 + 3000)
     assert got["tput_per_gpu"] == pytest.approx(arrived * mean_tokens, rel=0.05)
+
+
+def test_an_all_at_once_dataset_run_reads_its_full_batch_not_its_ramp() -> None:
+    """An Offline run of a few batches' worth reads about the rate a run of many reads (here
+    within 10 %: outputs of one length keep the waves in step, the hardest case): the full
+    batch turning over, not the first batch's prompts nor the drain."""
+    isl, osl = load_lengths().profiles["mlperf-llama3.1-8b"].mean_lengths()
+    url = URL + "&max_num_seqs=32"
+    rates = []
+    for n in (160, 640):
+        row = _row(
+            url=url, lengths="mlperf-llama3.1-8b", requests=n, isl_tokens=isl, osl_tokens=osl
+        )
+        rates.append(simulate_point(row)["tput_per_gpu"])
+    assert rates[0] == pytest.approx(rates[1], rel=0.10)
+    whole = simulate_point(_row(url=url, requests=160, isl_tokens=isl, osl_tokens=osl))
+    assert rates[0] > 1.05 * whole["tput_per_gpu"]  # a run this short is much ramp and drain

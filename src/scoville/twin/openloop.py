@@ -11,8 +11,10 @@ which is the offered load where the deployment keeps up and its service rate whe
 not, with the window's own drain (the longest outputs end long after the last arrival) left
 out, as a ten-minute run all but leaves it out. Its TTFT and TPOT are the medians
 over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`). An
-all-at-once run of more requests than fill its deployment's batches OFFLINE_WAVES times is
-simulated on that many (`request_cap`): its ramp-up and drain stay a small share.
+all-at-once run is simulated on as many requests as fill its engines' seats a few times
+(`request_cap`), and its throughput read from when every seat has been taken once to its last
+request's first token (`offline_rate`): the full batch turning over, as a ten-minute run is
+almost all.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 
 OPEN_LOOP_CAP, QUICK_CAP = 20_000, 3_000
 WARMUP_SHARE = 0.1  # of an open-loop window, not measured
-OFFLINE_WAVES = 20
+OFFLINE_WAVES, QUICK_WAVES, MIN_OFFLINE = 8, 2, 1_000
 
 
 def steady_rate(records: Sequence[RequestRecord], lo_ns: int, hi_ns: int) -> float:
@@ -54,15 +56,34 @@ def steady_rate(records: Sequence[RequestRecord], lo_ns: int, hi_ns: int) -> flo
     return tokens / ((hi_ns - lo_ns) / 1e9)
 
 
+def engine_seats(cfg: TwinConfig) -> int:
+    """Every engine's seat limit, summed: attention-DP ranks, replicas and a pipeline's
+    micro-batches (an upper bound; the KV pool may hold fewer)."""
+    ranks = cfg.parallel.dp if cfg.parallel.dp_attention else 1
+    return cfg.engine.max_num_seqs * ranks * cfg.replicas * cfg.parallel.pp
+
+
 def request_cap(p: CalPoint, cfg: TwinConfig, quick: bool) -> int:
     """How many of a row's requests are simulated: an open-loop run's window (OPEN_LOOP_CAP,
-    QUICK_CAP when fitting); an all-at-once run's as many as fill every replica's batch
-    OFFLINE_WAVES times (at least OPEN_LOOP_CAP), so its ramp-up and drain stay a small share."""
+    QUICK_CAP when fitting); an all-at-once run's as many as fill every engine's seats
+    OFFLINE_WAVES times (QUICK_WAVES when fitting), at least MIN_OFFLINE."""
     if p.request_rate is not None:
         return QUICK_CAP if quick else OPEN_LOOP_CAP
-    ranks = cfg.parallel.dp if cfg.parallel.dp_attention else 1
-    batch = cfg.engine.max_num_seqs * ranks * cfg.replicas
-    return max(QUICK_CAP if quick else OPEN_LOOP_CAP, OFFLINE_WAVES * batch)
+    return max(MIN_OFFLINE, (QUICK_WAVES if quick else OFFLINE_WAVES) * engine_seats(cfg))
+
+
+def offline_rate(records: Sequence[RequestRecord], seats: int, fallback: float) -> float:
+    """Tokens a second an all-at-once run serves with its batch full and requests still
+    waiting (`steady_rate`), over whole turnovers of its seats: from the first token of its
+    `seats`-th request (every seat taken once) to that of its k x `seats`-th, k the most whole
+    batches the run holds, so that waves of sequences that start and end together are counted
+    whole. `fallback` (the whole run's rate) where the run holds fewer than two batches."""
+    firsts = sorted(r.chunk_ns[0] for r in records if r.chunk_ns)
+    k = len(firsts) // seats
+    if k < 2:
+        return fallback
+    lo, hi = firsts[seats - 1], firsts[k * seats - 1]
+    return steady_rate(records, lo, hi) if hi > lo else fallback
 
 
 def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str, float]:
@@ -78,7 +99,8 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
     if p.request_rate is None:  # every request at once
         res = run_point(cfg, reqs, p.id, concurrency=n)
         row = frontier_rows([res])[-1]
-        tput = row.tput_per_gpu
+        whole = row.tput_per_gpu * cfg.n_accelerators
+        tput = offline_rate(res.records, engine_seats(cfg), whole) / cfg.n_accelerators
     else:
         warm = int(n * WARMUP_SHARE)
         arrivals = arrival_offsets_ns(n, p.request_rate, 1.0, seed)
