@@ -156,9 +156,9 @@ def apply_deploy_options(
         )
     if d.pp > 1:
         notes.append(
-            f"pipeline of {d.pp} stages with {engine.micro_batches} micro-batch(es) in flight, "
-            "each a full pass through the stages, sharing the replica's KV pool (the twin URL "
-            "option micro_batches= deploys another count)"
+            f"pipeline of {d.pp} stages, {engine.micro_batches} batch(es) in flight at once, "
+            "each a full pass through the stages a step, sharing the replica's KV pool (the "
+            "twin URL option micro_batches= deploys another count)"
         )
     if not eff.async_scheduling:
         notes.append(

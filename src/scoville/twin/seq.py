@@ -42,8 +42,8 @@ class EngineConfig:
     # a part per prompt token; it lengthens TTFT and the request's whole life, not a step
     frontend_s: float = 0.0
     frontend_s_per_token: float = 0.0
-    # the share of the replica's KV pool this engine holds: 1, or 1 / pp for one of a
-    # pipeline's micro-batches (`cluster.micro_batches`)
+    # the share of the replica's KV pool this engine holds: 1, or 1 / micro-batches for one
+    # of a pipeline's micro-batches (`cluster.micro_batches`)
     kv_share: float = 1.0
     # batches a pipeline-parallel replica keeps in flight (1 without a pipeline)
     micro_batches: int = 1
