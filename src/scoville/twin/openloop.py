@@ -12,9 +12,8 @@ not, with the window's own drain (the longest outputs end long after the last ar
 out, as a ten-minute run all but leaves it out. Its TTFT and TPOT are the medians
 over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`). An
 all-at-once run is simulated on as many requests as fill its engines' seats a few times
-(`request_cap`), and its throughput read from when every seat has been taken once to its last
-request's first token (`offline_rate`): the full batch turning over, as a ten-minute run is
-almost all.
+(`request_cap`), and its throughput read over whole turnovers of those seats after the first
+(`offline_rate`): the full batch turning over, as a ten-minute run almost entirely is.
 """
 
 from __future__ import annotations
@@ -40,9 +39,8 @@ OFFLINE_WAVES, QUICK_WAVES, MIN_OFFLINE = 8, 2, 1_000
 
 
 def steady_rate(records: Sequence[RequestRecord], lo_ns: int, hi_ns: int) -> float:
-    """Tokens a second the deployment served between `lo_ns` and `hi_ns` (the arrivals of the
-    first measured and of the last request): every output token streamed in the window, and
-    the prompt of every request whose first token came in it."""
+    """Tokens a second the deployment served between `lo_ns` and `hi_ns`: every output token
+    streamed in the window, and the prompt of every request whose first token came in it."""
     if hi_ns <= lo_ns:
         return 0.0
     tokens = 0
