@@ -111,12 +111,23 @@ def micro_batches(cfg: TwinConfig, sm: StepModel, engine: EngineConfig) -> tuple
     TensorRT-LLM admits max_batch_size requests per micro-batch (its capacity scheduler holds
     max_batch_size x micro-batches); the others share max_num_seqs between them. Returns the
     number of engines and each one's limits."""
-    m = min(engine.micro_batches, sm.par.pp)
+    pp = sm.par.pp
+    m = min(engine.micro_batches or pp, pp)
     if m <= 1:
         return 1, engine
     per_batch = engine_of(cfg.labels.get("framework", "vllm")) == "trt"
     seats = engine.max_num_seqs if per_batch else -(-engine.max_num_seqs // m)
     return m, replace(engine, max_num_seqs=seats, kv_share=engine.kv_share / m)
+
+
+def seat_limit(cfg: TwinConfig) -> int:
+    """Requests the deployment's engines hold at once, summed over them (the decode pool's where
+    it is disaggregated): `_per_rank_limits` and `micro_batches` applied as `Cluster` applies
+    them, without building it (an upper bound: the KV pool may hold fewer)."""
+    sm = cfg.step_model()
+    m, eng = micro_batches(cfg, sm, _per_rank_limits(cfg.engine, sm))
+    replicas = cfg.replicas if cfg.disagg is None else cfg.disagg.decode_replicas
+    return eng.max_num_seqs * m * replicas
 
 
 def _engines(

@@ -135,7 +135,7 @@ def apply_deploy_options(
         max_num_batched_tokens=cfg.engine.max_num_batched_tokens
         if "max_batched_tokens" in explicit
         else applied.max_batched_tokens,
-        micro_batches=d.micro_batches or d.pp,
+        micro_batches=d.micro_batches,
     )
     notes = list(cfg.notes)
     if d.mtp and applied.spec_max_num_seqs and "max_num_seqs" not in explicit:
@@ -156,7 +156,7 @@ def apply_deploy_options(
         )
     if d.pp > 1:
         notes.append(
-            f"pipeline of {d.pp} stages, {engine.micro_batches} batch(es) in flight at once, "
+            f"pipeline of {d.pp} stages, {d.micro_batches or d.pp} batch(es) in flight at once, "
             "each a full pass through the stages a step, sharing the replica's KV pool (the "
             "twin URL option micro_batches= deploys another count)"
         )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from scoville.client.plan import length_requests
 from scoville.records.model import RequestRecord
-from scoville.twin.cluster import TwinConfig
+from scoville.twin.cluster import TwinConfig, seat_limit
 from scoville.twin.fast import run_point
 from scoville.twin.frontier import frontier_rows
 from scoville.twin.lengths import dataset_requests, seed_of
@@ -54,20 +54,13 @@ def steady_rate(records: Sequence[RequestRecord], lo_ns: int, hi_ns: int) -> flo
     return tokens / ((hi_ns - lo_ns) / 1e9)
 
 
-def engine_seats(cfg: TwinConfig) -> int:
-    """Every engine's seat limit, summed: attention-DP ranks, replicas and a pipeline's
-    micro-batches (an upper bound; the KV pool may hold fewer)."""
-    ranks = cfg.parallel.dp if cfg.parallel.dp_attention else 1
-    return cfg.engine.max_num_seqs * ranks * cfg.replicas * cfg.parallel.pp
-
-
-def request_cap(p: CalPoint, cfg: TwinConfig, quick: bool) -> int:
+def request_cap(p: CalPoint, seats: int, quick: bool) -> int:
     """How many of a row's requests are simulated: an open-loop run's window (OPEN_LOOP_CAP,
-    QUICK_CAP when fitting); an all-at-once run's as many as fill every engine's seats
+    QUICK_CAP when fitting); an all-at-once run's as many as fill the deployment's `seats`
     OFFLINE_WAVES times (QUICK_WAVES when fitting), at least MIN_OFFLINE."""
     if p.request_rate is not None:
         return QUICK_CAP if quick else OPEN_LOOP_CAP
-    return max(MIN_OFFLINE, (QUICK_WAVES if quick else OFFLINE_WAVES) * engine_seats(cfg))
+    return max(MIN_OFFLINE, (QUICK_WAVES if quick else OFFLINE_WAVES) * seats)
 
 
 def offline_rate(records: Sequence[RequestRecord], seats: int, fallback: float) -> float:
@@ -88,7 +81,8 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
     """Predicted metrics of a row with a length profile or an arrival rate."""
     if p.requests is None:
         raise ValueError(f"calibration point {p.id}: a dataset or open-loop row says `requests`")
-    n = min(p.requests, request_cap(p, cfg, quick))
+    seats = seat_limit(cfg)
+    n = min(p.requests, request_cap(p, seats, quick))
     seed = seed_of(p.id)
     if p.lengths is not None:
         reqs = dataset_requests(p.lengths, n, seed, tag="r")
@@ -98,7 +92,7 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
         res = run_point(cfg, reqs, p.id, concurrency=n)
         row = frontier_rows([res])[-1]
         whole = row.tput_per_gpu * cfg.n_accelerators
-        tput = offline_rate(res.records, engine_seats(cfg), whole) / cfg.n_accelerators
+        tput = offline_rate(res.records, seats, whole) / cfg.n_accelerators
     else:
         warm = int(n * WARMUP_SHARE)
         arrivals = arrival_offsets_ns(n, p.request_rate, 1.0, seed)

@@ -45,8 +45,8 @@ class EngineConfig:
     # the share of the replica's KV pool this engine holds: 1, or 1 / micro-batches for one
     # of a pipeline's micro-batches (`cluster.micro_batches`)
     kv_share: float = 1.0
-    # batches a pipeline-parallel replica keeps in flight (1 without a pipeline)
-    micro_batches: int = 1
+    # batches a pipeline-parallel replica keeps in flight (None: one a stage)
+    micro_batches: int | None = None
 
     def frontend_ns(self, prompt_tokens: int) -> int:
         """The front end's delay before the scheduler sees a prompt of this length."""
