@@ -53,6 +53,20 @@ def test_draws_follow_the_quantile_table() -> None:
     assert TABLE.mean() > 2 * 100
 
 
+def test_outputs_drawn_at_a_runs_own_mean_keep_the_tables_shape() -> None:
+    """A run whose model answered shorter than the reference: its outputs are the table's,
+    each scaled by the ratio of the means, so the mean is the run's and every quantile moves
+    by the same ratio (the inputs are untouched)."""
+    out = PROFILE.output
+    plain = PROFILE.draw(4000, seed=7)
+    short = PROFILE.draw(4000, seed=7, output_mean=0.8 * out.mean())
+    assert [a for a, _ in short] == [a for a, _ in plain]
+    osl = np.array([b for _, b in short])
+    assert osl.mean() == pytest.approx(0.8 * out.mean(), rel=0.01)
+    assert np.median(osl) == pytest.approx(0.8 * np.median([b for _, b in plain]), rel=0.02)
+    assert osl.max() == round(0.8 * 128) and osl.min() >= 1
+
+
 def test_draws_repeat_for_a_seed_and_differ_between_seeds() -> None:
     assert PROFILE.draw(50, seed=1) == PROFILE.draw(50, seed=1)
     assert PROFILE.draw(50, seed=1) != PROFILE.draw(50, seed=2)
@@ -86,14 +100,16 @@ def test_an_open_loop_row_needs_its_request_count_and_no_concurrency() -> None:
     check_workload(_row(request_rate=2.0, requests=100))
 
 
-def test_a_profile_row_states_the_profile_means() -> None:
+def test_a_profile_row_states_the_profile_mean_input_and_its_own_mean_output() -> None:
     names = sorted(load_lengths().profiles)
     if not names:
         pytest.skip("no shipped length profile")
     isl, osl = load_lengths().profiles[names[0]].mean_lengths()
-    with pytest.raises(ValueError, match="mean lengths"):
+    with pytest.raises(ValueError, match="mean input"):
         check_workload(_row(lengths=names[0], requests=100, isl_tokens=isl + 7, osl_tokens=osl))
     check_workload(_row(lengths=names[0], requests=100, isl_tokens=isl, osl_tokens=osl))
+    # the run's model answered a tenth shorter than the reference: its own mean is the row's
+    check_workload(_row(lengths=names[0], requests=100, isl_tokens=isl, osl_tokens=osl * 9 // 10))
 
 
 def test_open_loop_throughput_follows_the_offered_load_then_saturates() -> None:

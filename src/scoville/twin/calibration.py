@@ -72,7 +72,8 @@ class CalPoint(BaseModel):
     lengths: str | None = Field(
         None,
         description="a dataset's length profile (lengths.yaml) the requests' lengths are drawn "
-        "from; isl_tokens and osl_tokens are then the profile's mean lengths",
+        "from; isl_tokens is then the profile's mean input and osl_tokens the run's own mean "
+        "output, to which the profile's outputs are scaled",
     )
     range_ratio: float = Field(1.0, gt=0, le=1, description="lengths in [ratio*L, L]")
     published: Published
@@ -135,7 +136,8 @@ def check_book(book: CalBook) -> CalBook:
 def check_workload(p: CalPoint) -> None:
     """A row's load is one of: closed loop (`concurrency`/`concurrencies`), every request at once
     (`requests`), or Poisson arrivals (`request_rate` with `requests`); a row with a length
-    profile states the profile's mean lengths and no range."""
+    profile states the profile's mean input, its run's own mean output (the profile's outputs
+    are scaled to it) and no range."""
     closed = p.concurrency is not None or bool(p.concurrencies)
     if p.request_rate is not None and (p.requests is None or closed):
         raise ValueError(
@@ -144,11 +146,11 @@ def check_workload(p: CalPoint) -> None:
     if p.lengths is not None:
         from scoville.twin.lengths import profile
 
-        means = profile(p.lengths).mean_lengths()
-        if (p.isl_tokens, p.osl_tokens) != means or p.range_ratio != 1.0 or closed:
+        mean_in = profile(p.lengths).mean_lengths()[0]
+        if p.isl_tokens != mean_in or p.range_ratio != 1.0 or closed:
             raise ValueError(
                 f"calibration point {p.id}: a row with length profile {p.lengths!r} states its "
-                f"mean lengths {means[0]}/{means[1]}, range_ratio 1 and no concurrency"
+                f"mean input {mean_in}, range_ratio 1 and no concurrency"
             )
 
 

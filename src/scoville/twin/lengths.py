@@ -51,10 +51,11 @@ class Lengths(BaseModel):
             (q1 - q0) * (t0 + t1) / 2.0 for (q0, t0), (q1, t1) in itertools.pairwise(self.quantiles)
         )
 
-    def at(self, u: np.ndarray) -> np.ndarray:
-        """Lengths (whole tokens, at least 1) at quantiles `u`."""
+    def at(self, u: np.ndarray, scale: float = 1.0) -> np.ndarray:
+        """Lengths (whole tokens, at least 1) at quantiles `u`, each multiplied by `scale`
+        before it is rounded."""
         qs = np.array([q for q, _ in self.quantiles])
-        ts = np.array([t for _, t in self.quantiles], dtype=float)
+        ts = np.array([t for _, t in self.quantiles], dtype=float) * scale
         out: np.ndarray = np.maximum(1, np.rint(np.interp(u, qs, ts))).astype(int)
         return out
 
@@ -72,12 +73,15 @@ class LengthProfile(BaseModel):
         """The profile's mean input and output lengths, rounded to whole tokens."""
         return round(self.input.mean()), round(self.output.mean())
 
-    def draw(self, n: int, seed: int) -> list[tuple[int, int]]:
-        """`n` (input, output) lengths: stratified quantiles, shuffled by `seed`."""
+    def draw(self, n: int, seed: int, output_mean: float | None = None) -> list[tuple[int, int]]:
+        """`n` (input, output) lengths: stratified quantiles, shuffled by `seed`. With
+        `output_mean`, the output table is scaled to that mean (a run whose model answered
+        longer or shorter than the reference: its shape kept, its mean the run's own)."""
         rng = np.random.default_rng(seed)
         u = (np.arange(n) + 0.5) / n
         isl = self.input.at(rng.permutation(u))
-        osl = self.output.at(rng.permutation(u))
+        scale = 1.0 if output_mean is None else output_mean / self.output.mean()
+        osl = self.output.at(rng.permutation(u), scale)
         return [(int(a), int(b)) for a, b in zip(isl, osl, strict=True)]
 
 
@@ -110,9 +114,12 @@ def seed_of(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-def dataset_requests(name: str, n: int, seed: int, tag: str = "") -> list[GenerateRequest]:
-    """`n` length-only completions requests drawn from profile `name`; ids `{tag}{i}`."""
+def dataset_requests(
+    name: str, n: int, seed: int, tag: str = "", output_mean: float | None = None
+) -> list[GenerateRequest]:
+    """`n` length-only completions requests drawn from profile `name` (outputs scaled to
+    `output_mean` where given); ids `{tag}{i}`."""
     return [
         GenerateRequest(f"{tag}{i}", "completions", isl, osl, prompt="")
-        for i, (isl, osl) in enumerate(profile(name).draw(n, seed))
+        for i, (isl, osl) in enumerate(profile(name).draw(n, seed, output_mean))
     ]

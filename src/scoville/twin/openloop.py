@@ -85,7 +85,7 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
     n = min(p.requests, request_cap(p, seats, quick))
     seed = seed_of(p.id)
     if p.lengths is not None:
-        reqs = dataset_requests(p.lengths, n, seed, tag="r")
+        reqs = dataset_requests(p.lengths, n, seed, tag="r", output_mean=p.osl_tokens)
     else:
         reqs = length_requests(n, p.isl_tokens, p.osl_tokens, p.range_ratio, seed, tag="r")
     if p.request_rate is None:  # every request at once
