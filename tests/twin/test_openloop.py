@@ -18,7 +18,13 @@ from scoville.twin.calibration import (
     simulate_point,
 )
 from scoville.twin.lengths import LengthProfile, Lengths, load_lengths, seed_of
-from scoville.twin.openloop import WARMUP_SHARE
+from scoville.twin.openloop import (
+    OPEN_LOOP_CAP,
+    OPEN_LOOP_REQUESTS,
+    SERVED_FLOOR,
+    WARMUP_SHARE,
+    request_cap,
+)
 from scoville.workload.arrivals import arrival_offsets_ns
 
 URL = "twin:H100/Llama-3.1-8B?tp=1&precision=fp8&kv=fp8"
@@ -129,6 +135,25 @@ def test_open_loop_throughput_follows_the_offered_load_then_saturates() -> None:
     assert heavy["tput_per_gpu"] < 0.8 * 80.0 * (1024 + 128)
     assert 0.95 * offline["tput_per_gpu"] < heavy["tput_per_gpu"] < 1.3 * offline["tput_per_gpu"]
     assert heavy["ttft_ms"] > 10 * got["ttft_ms"]  # the queue grows
+    # the twin says which of the two it keeps up with
+    assert got["served_share"] > SERVED_FLOOR
+    assert heavy["served_share"] < 0.8
+
+
+def test_an_open_loop_window_runs_as_long_as_the_run_as_far_as_it_affords() -> None:
+    """A Server run of 884,736 requests is simulated on 250,000 of them (its TPOT settles
+    after a quarter of an hour of arrivals, not in the first minute); one of long outputs on
+    fewer, by its output tokens, but never fewer than 20,000; a run shorter than that whole;
+    quick fitting on 3,000; an all-at-once run by its seats."""
+    server = _row(request_rate=364.0, requests=884_736, osl_tokens=274)
+    assert request_cap(server, 2048, quick=False) == OPEN_LOOP_REQUESTS == 250_000
+    assert request_cap(server, 2048, quick=True) == 3_000
+    long_out = server.model_copy(update={"osl_tokens": 3_657})
+    assert request_cap(long_out, 2048, quick=False) == 100_000_000 // 3_657
+    longer = server.model_copy(update={"osl_tokens": 20_000})
+    assert request_cap(longer, 2048, quick=False) == OPEN_LOOP_CAP == 20_000
+    offline = _row(requests=50_000)
+    assert request_cap(offline, 512, quick=False) == 8 * 512
 
 
 def test_open_loop_rows_carry_their_regimes() -> None:
@@ -167,3 +192,28 @@ def test_an_all_at_once_dataset_run_reads_its_full_batch_not_its_ramp() -> None:
     assert rates[0] == pytest.approx(rates[1], rel=0.10)
     whole = simulate_point(_row(url=url, requests=160, isl_tokens=isl, osl_tokens=osl))
     assert rates[0] > 1.05 * whole["tput_per_gpu"]  # a run this short is much ramp and drain
+
+
+def test_validate_names_the_open_loop_rows_the_twin_does_not_keep_up_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`validate` carries an open-loop row's served share; the regime table's notes name the
+    rows below SERVED_FLOOR with their share, and only those."""
+    from rich.console import Console
+
+    import scoville.commands.twin_calibration as cmd
+    from scoville.twin.calibration import Comparison, validate
+
+    (light,) = {c.served_share for c in validate([_row(request_rate=2.0, requests=400)])}
+    assert light is not None and light > SERVED_FLOOR
+    rows = [
+        Comparison("behind", "dev", "tpot_ms", 10.0, 30.0, ("x",), None, 0.62),
+        Comparison("keeps-up", "dev", "tpot_ms", 10.0, 9.0, ("x",), None, 0.99),
+        Comparison("closed", "dev", "tpot_ms", 10.0, 9.0, ("x",)),
+    ]
+    monkeypatch.setattr(cmd, "console", Console(record=True, width=400))
+    cmd._print_regimes(rows, "dev")
+    text = cmd.console.export_text()
+    line = next(t for t in text.splitlines() if "of the offered load" in t)
+    assert "1 open-loop row(s) of dev (behind 0.62)" in line
+    assert "keeps-up" not in text and "closed 0" not in text

@@ -194,6 +194,7 @@ def _write_validation(
             "lengths": p.lengths,
             "run_date": p.run_date,
             "medians_ratio": c.medians_ratio,
+            "served_share": c.served_share,
         }
 
     write_json(
@@ -223,6 +224,7 @@ def _write_validation(
 def _print_regimes(rows: list[Comparison], split: str) -> None:
     from scoville.twin.accuracy import TARGETS
     from scoville.twin.calibration import MEDIANS_FLOOR, STALL_RATIO, STALL_SHARE, STALLED
+    from scoville.twin.openloop import SERVED_FLOOR
 
     for sp, regs, missed in _split_errors(rows, split):
         table = Table(title=f"error by regime ({sp} split): median |error| and signed bias")
@@ -243,6 +245,22 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
                 "mean request time: their published throughput holds a start-up stall the "
                 "steady-state twin does not simulate, so `twin fit` leaves it out (a rule "
                 "chosen on seen rows)"
+            )
+        behind = sorted(
+            {
+                (c.point_id, c.served_share)
+                for c in rows
+                if c.role == sp and c.served_share is not None and c.served_share < SERVED_FLOOR
+            }
+        )
+        if behind:
+            listed = ", ".join(f"{pid} {r:.2f}" for pid, r in behind)
+            console.print(
+                f"the twin serves less than {SERVED_FLOOR:.0%} of the offered load: "
+                f"{len(behind)} open-loop row(s) of {sp} ({listed}): at the published rate the "
+                "twin's deployment does not keep up (its queue, and its TTFT with it, grow with "
+                "the simulated window), a rate past the capacity the twin predicts for a run "
+                "that kept up; they count as they are"
             )
         low = sorted(
             {

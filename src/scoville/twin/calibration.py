@@ -168,6 +168,8 @@ class Comparison:
     regimes: tuple[str, ...] = ()
     # the published throughput over what the row's own medians imply (`medians_ratio`)
     medians_ratio: float | None = None
+    # an open-loop row's predicted throughput over its offered load (`openloop.served_share`)
+    served_share: float | None = None
 
     @property
     def error(self) -> float:
@@ -374,6 +376,9 @@ def validate(
             value = getattr(p.published, metric)
             if value is not None:
                 out.append(
-                    Comparison(p.id, p.split, metric, float(value), predicted[metric], tags, ratio)
-                )
+                    Comparison(
+                        p.id, p.split, metric, float(value), predicted[metric], tags, ratio,
+                        predicted.get("served_share") if p.request_rate is not None else None,
+                    )
+                )  # fmt: skip
     return out

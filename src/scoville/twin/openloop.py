@@ -3,14 +3,17 @@ length profile (`twin/lengths.py`), sent all at once (Offline) or at Poisson arr
 stated rate over the deployment (Server and Interactive). `calibration.simulate_point` hands
 such rows here.
 
-An open-loop row's run lasts minutes (MLPerf's at least 600 s), so it is simulated on a window
-of at most OPEN_LOOP_CAP requests (QUICK_CAP when fitting), the first tenth not measured (the
-deployment fills up), and its throughput is the tokens served while requests still arrive
-(from the first measured arrival to the last, `steady_rate`): the rate a long run settles at,
-which is the offered load where the deployment keeps up and its service rate where it does
-not, with the window's own drain (the longest outputs end long after the last arrival) left
-out, as a ten-minute run all but leaves it out. Its TTFT and TPOT are the medians
-over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`). An
+An open-loop row's run lasts minutes to hours (MLPerf's at least 600 s), so it is simulated on
+as many of its requests as `request_cap` affords (QUICK_CAP when fitting), the first tenth not
+measured (the deployment fills up), and its throughput is the tokens served while requests
+still arrive (from the first measured arrival to the last, `steady_rate`): the rate a long run
+settles at, which is the offered load where the deployment keeps up and its service rate where
+it does not, with the window's own drain (the longest outputs end long after the last arrival)
+left out, as a long run all but leaves it out. Its TTFT and TPOT are the medians
+over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`).
+`served_share` is that throughput over the load offered in the same span: below SERVED_FLOOR
+the twin's deployment does not keep up with the rate (its queue grows with the window, its
+TTFT with it), a rate past the capacity the twin predicts, which `twin validate` names. An
 all-at-once run is simulated on as many requests as fill its engines' seats a few times
 (`request_cap`), and its throughput read over whole turnovers of those seats after the first
 (`offline_rate`): the full batch turning over, as a ten-minute run almost entirely is.
@@ -23,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from scoville.client.plan import length_requests
+from scoville.client.seam import GenerateRequest
 from scoville.records.model import RequestRecord
 from scoville.twin.cluster import TwinConfig, seat_limit
 from scoville.twin.fast import run_point
@@ -34,7 +38,11 @@ if TYPE_CHECKING:
     from scoville.twin.calibration import CalPoint
 
 OPEN_LOOP_CAP, QUICK_CAP = 20_000, 3_000
+# an open-loop window runs as long as the run itself up to this many requests and (beyond
+# OPEN_LOOP_CAP) this many output tokens, what about 20 s of simulation affords
+OPEN_LOOP_REQUESTS, OPEN_LOOP_TOKENS = 250_000, 100_000_000
 WARMUP_SHARE = 0.1  # of an open-loop window, not measured
+SERVED_FLOOR = 0.95  # of the offered load: below it the twin does not keep up with the rate
 OFFLINE_WAVES, QUICK_WAVES, MIN_OFFLINE = 8, 2, 1_000
 
 
@@ -54,12 +62,37 @@ def steady_rate(records: Sequence[RequestRecord], lo_ns: int, hi_ns: int) -> flo
     return tokens / ((hi_ns - lo_ns) / 1e9)
 
 
+def offered_rate(
+    reqs: Sequence[GenerateRequest], arrival_ns: Sequence[int], lo_ns: int, hi_ns: int
+) -> float:
+    """Tokens a second offered between `lo_ns` and `hi_ns`: the prompt and output of every
+    request that arrives in the window (what `steady_rate` counts where the deployment keeps
+    up)."""
+    if hi_ns <= lo_ns:
+        return 0.0
+    tokens = sum(
+        r.input_tokens + r.max_tokens
+        for r, t in zip(reqs, arrival_ns, strict=True)
+        if lo_ns <= t < hi_ns
+    )
+    return tokens / ((hi_ns - lo_ns) / 1e9)
+
+
 def request_cap(p: CalPoint, seats: int, quick: bool) -> int:
-    """How many of a row's requests are simulated: an open-loop run's window (OPEN_LOOP_CAP,
-    QUICK_CAP when fitting); an all-at-once run's as many as fill the deployment's `seats`
-    OFFLINE_WAVES times (QUICK_WAVES when fitting), at least MIN_OFFLINE."""
+    """How many of a row's requests are simulated: an open-loop run's as many as the run
+    itself sent, up to OPEN_LOOP_REQUESTS and, beyond OPEN_LOOP_CAP, OPEN_LOOP_TOKENS output
+    tokens (QUICK_CAP when fitting); an all-at-once run's as many as fill the deployment's
+    `seats` OFFLINE_WAVES times (QUICK_WAVES when fitting), at least MIN_OFFLINE.
+
+    An open-loop run near its deployment's capacity fills up over many request times (its
+    batch grows, each step slows, every request stays longer), for a quarter of an hour on
+    some of MLPerf's Server runs; a run of a few minutes' arrivals reads its TPOT and TTFT
+    before they settle, far below what a run of MLPerf's length reports."""
     if p.request_rate is not None:
-        return QUICK_CAP if quick else OPEN_LOOP_CAP
+        if quick:
+            return QUICK_CAP
+        by_tokens = max(OPEN_LOOP_CAP, OPEN_LOOP_TOKENS // max(1, p.osl_tokens))
+        return min(OPEN_LOOP_REQUESTS, by_tokens)
     return max(MIN_OFFLINE, (QUICK_WAVES if quick else OFFLINE_WAVES) * seats)
 
 
@@ -88,6 +121,7 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
         reqs = dataset_requests(p.lengths, n, seed, tag="r", output_mean=p.osl_tokens)
     else:
         reqs = length_requests(n, p.isl_tokens, p.osl_tokens, p.range_ratio, seed, tag="r")
+    share = 1.0  # an all-at-once run is offered everything it serves
     if p.request_rate is None:  # every request at once
         res = run_point(cfg, reqs, p.id, concurrency=n)
         row = frontier_rows([res])[-1]
@@ -98,11 +132,16 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
         arrivals = arrival_offsets_ns(n, p.request_rate, 1.0, seed)
         res = run_point(cfg, reqs, p.id, arrival_ns=arrivals, warmup=warm)
         row = frontier_rows([res])[-1]
-        tput = steady_rate(res.records, arrivals[warm], arrivals[-1]) / cfg.n_accelerators
+        lo, hi = arrivals[warm], arrivals[-1]
+        served = steady_rate(res.records, lo, hi)
+        tput = served / cfg.n_accelerators
+        offered = offered_rate(reqs, arrivals, lo, hi)
+        share = served / offered if offered > 0 else 1.0
     return {
         "tput_per_gpu": tput,
         "tpot_ms": row.median_tpot_s * 1e3,
         "intvty": row.median_intvty,
         "ttft_ms": row.median_ttft_s * 1e3,
         "peak_tput_per_gpu": tput,
+        "served_share": share,
     }
