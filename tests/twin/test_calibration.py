@@ -365,9 +365,10 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
     # runs) had its one look at 18:17Z on the book as it was; blind47 (frozen 2026-12-07T18:36Z,
     # the MLPerf Inference v5.1 candidates blind46 did not take: every llama3.1-405b one, every
     # 9th of the rest) judged a pipeline's micro-batches, with one look at 18:39Z, and found it
-    # better (kept). blind48 (frozen 2026-12-07T20:47Z, the MLPerf v5.1 candidates blind46 and
-    # blind47 did not take, every 3rd) is held for the next change
-    assert book.held_splits() == ("blind48",)
+    # better (kept); blind48 (frozen 2026-12-07T20:47Z, the MLPerf v5.1 candidates blind46 and
+    # blind47 did not take, every 3rd) judged the open-loop window as long as the run, with one
+    # look at 21:02Z, and found it better (kept). No split is held now
+    assert book.held_splits() == ()
     looks = (
         ("blind12", "2026-12-03T08:55Z", "2026-12-03T09:29Z"),
         ("blind13", "2026-12-03T09:08Z", "2026-12-03T09:29Z"),
@@ -402,6 +403,7 @@ def test_every_later_blind_split_has_had_its_one_look() -> None:
         ("blind45", "2026-12-07T17:07Z", "2026-12-07T17:10Z"),
         ("blind46", "2026-12-07T18:15Z", "2026-12-07T18:17Z"),
         ("blind47", "2026-12-07T18:36Z", "2026-12-07T18:39Z"),
+        ("blind48", "2026-12-07T20:47Z", "2026-12-07T21:02Z"),
     )
     for name, frozen_at, seen_at in looks:
         text = getattr(book.frozen, name)
