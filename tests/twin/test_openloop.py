@@ -217,3 +217,24 @@ def test_validate_names_the_open_loop_rows_the_twin_does_not_keep_up_with(
     line = next(t for t in text.splitlines() if "of the offered load" in t)
     assert "1 open-loop row(s) of dev (behind 0.62)" in line
     assert "keeps-up" not in text and "closed 0" not in text
+
+
+def test_the_fit_reads_an_open_loop_rows_throughput_not_its_fill_up_latencies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A quick window ends before a run near capacity settles: `twin fit` weighs an open-loop
+    row's throughput and leaves its TPOT and TTFT out; a closed-loop row counts all three."""
+    import math
+
+    import scoville.twin.fit as fit_mod
+    from scoville.twin.profiles import load_profiles
+
+    # throughput 2x the published, TPOT and TTFT exact
+    pred = {"tput_per_gpu": 200.0, "tpot_ms": 10.0, "ttft_ms": 100.0}
+    monkeypatch.setattr(fit_mod, "simulate_point", lambda *a, **k: pred)
+    published = {"tput_per_gpu": 100.0, "tpot_ms": 10.0, "ttft_ms": 100.0}
+    open_row = _row(request_rate=2.0, requests=100, published=published)
+    assert fit_mod.loss([open_row], load_profiles()) == pytest.approx(math.log(2))
+    closed = _row(concurrency=4, published=published)
+    # the exact TPOT and TTFT weigh 1 and 0.5 of the 2.5 in all
+    assert fit_mod.loss([closed], load_profiles()) == pytest.approx(math.log(2) / 2.5)

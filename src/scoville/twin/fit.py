@@ -65,15 +65,18 @@ def loss(points: Sequence[CalPoint], book: ProfileBook, mapper: Mapper = serial_
     metrics of `points` (quick simulation; METRIC_WEIGHTS). The cap keeps a row the model cannot
     explain (a 4x error from a path it does not describe) from steering parameters that every
     other row shares. A stalled start's throughput (`stalled_start`) is left out: it holds a
-    stall the twin does not simulate. `mapper` runs the simulations (a process pool's map with
+    stall the twin does not simulate. So are an open-loop row's TPOT and TTFT: a quick window
+    (QUICK_CAP arrivals) ends before a run near capacity settles, and its latencies are the
+    fill-up's, far below the settled run's (`openloop.request_cap`); its throughput, read while
+    requests arrive, stays. `mapper` runs the simulations (a process pool's map with
     `jobs`); the sum is taken in the points' order, so the loss is the same to the bit however
     they ran."""
     total = weights = 0.0
     preds = mapper(_predict, [(p, book) for p in points])
     for p, pred in zip(points, preds, strict=True):
-        stalled = stalled_start(p)
+        stalled, open_loop = stalled_start(p), p.request_rate is not None
         for m, w in METRIC_WEIGHTS.items():
-            if stalled and m in THROUGHPUTS:
+            if (stalled and m in THROUGHPUTS) or (open_loop and m not in THROUGHPUTS):
                 continue
             pub = getattr(p.published, m)
             if pub is not None and pred[m] > 0:
