@@ -97,6 +97,7 @@ def validate_cmd(
         )
     console.print(table)
     _print_regimes(rows, split)
+    _print_quick_note(rows, quick)
     if json_out is not None:
         _write_validation(
             json_out, rows, points, split, book.frozen.date, quick, requests_per_point
@@ -221,6 +222,18 @@ def _write_validation(
     )
 
 
+def _print_quick_note(rows: list[Comparison], quick: bool) -> None:
+    """Under --quick, what an open-loop row's latencies are."""
+    if quick and any(c.served_share is not None for c in rows):
+        from scoville.twin.openloop import QUICK_CAP
+
+        console.print(
+            f"--quick: open-loop rows are simulated on {QUICK_CAP:,} arrivals, which end before "
+            "a run near capacity settles; their TPOT and TTFT are the fill-up's (`twin fit` "
+            "leaves them out), their throughput is read while requests arrive"
+        )
+
+
 def _print_regimes(rows: list[Comparison], split: str) -> None:
     from scoville.twin.accuracy import TARGETS
     from scoville.twin.calibration import MEDIANS_FLOOR, STALL_RATIO, STALL_SHARE, STALLED
@@ -258,9 +271,10 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
             console.print(
                 f"the twin serves less than {SERVED_FLOOR:.0%} of the offered load: "
                 f"{len(behind)} open-loop row(s) of {sp} ({listed}): at the published rate the "
-                "twin's deployment does not keep up (its queue, and its TTFT with it, grow with "
-                "the simulated window), a rate past the capacity the twin predicts for a run "
-                "that kept up; they count as they are"
+                "twin's deployment does not keep up (a rate past the capacity the twin predicts "
+                "for a run that kept up: its queue, and its TTFT with it, grow with the "
+                "simulated window) or is still filling up when the window ends (a short "
+                "window, as --quick's); they count as they are"
             )
         low = sorted(
             {

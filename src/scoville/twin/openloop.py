@@ -13,7 +13,8 @@ left out, as a long run all but leaves it out. Its TTFT and TPOT are the medians
 over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`).
 `served_share` is that throughput over the load offered in the same span: below SERVED_FLOOR
 the twin's deployment does not keep up with the rate (its queue grows with the window, its
-TTFT with it), a rate past the capacity the twin predicts, which `twin validate` names. An
+TTFT with it: a rate past the capacity the twin predicts) or is still filling up when the
+window ends; `twin validate` names such rows. An
 all-at-once run is simulated on as many requests as fill its engines' seats a few times
 (`request_cap`), and its throughput read over whole turnovers of those seats after the first
 (`offline_rate`): the full batch turning over, as a ten-minute run almost entirely is.
