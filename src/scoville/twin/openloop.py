@@ -9,13 +9,14 @@ measured (the deployment fills up), and its throughput is the tokens served whil
 still arrive (from the first measured arrival to the last, `steady_rate`): the rate a long run
 settles at, which is the offered load where the deployment keeps up and its service rate where
 it does not, with the window's own drain (the longest outputs end long after the last arrival)
-left out, as a long run all but leaves it out. Its TTFT and TPOT are the medians
-over the measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`).
+left out, as a long run all but leaves it out. Its TTFT and TPOT are the medians over the
+measured requests (MLPerf's 50th percentiles, per request as `docs/METRICS.md`).
 `served_share` is that throughput over the load offered in the same span: below SERVED_FLOOR
 the twin's deployment does not keep up with the rate (its queue grows with the window, its
 TTFT with it: a rate past the capacity the twin predicts) or is still filling up when the
-window ends; `twin validate` names such rows. An
-all-at-once run is simulated on as many requests as fill its engines' seats a few times
+window ends; `twin validate` names such rows.
+
+An all-at-once run is simulated on as many requests as fill its engines' seats a few times
 (`request_cap`), and its throughput read over whole turnovers of those seats after the first
 (`offline_rate`): the full batch turning over, as a ten-minute run almost entirely is.
 """
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 OPEN_LOOP_CAP, QUICK_CAP = 20_000, 3_000
 # an open-loop window runs as long as the run itself up to this many requests and (beyond
-# OPEN_LOOP_CAP) this many output tokens, what about 20 s of simulation affords
+# OPEN_LOOP_CAP) this many output tokens: 20-30 s of simulation on one core
 OPEN_LOOP_REQUESTS, OPEN_LOOP_TOKENS = 250_000, 100_000_000
 WARMUP_SHARE = 0.1  # of an open-loop window, not measured
 SERVED_FLOOR = 0.95  # of the offered load: below it the twin does not keep up with the rate
