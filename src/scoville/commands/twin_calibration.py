@@ -259,24 +259,20 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
                 "steady-state twin does not simulate, so `twin fit` leaves it out (a rule "
                 "chosen on seen rows)"
             )
-        behind = sorted(
+        _name_rows(
             {
                 (c.point_id, c.served_share)
                 for c in rows
                 if c.role == sp and c.served_share is not None and c.served_share < SERVED_FLOOR
-            }
+            },
+            f"the twin serves less than {SERVED_FLOOR:.0%} of the offered load",
+            f"open-loop row(s) of {sp}",
+            "at the published rate the twin's deployment does not keep up (a rate past the "
+            "capacity the twin predicts for a run that kept up: its queue, and its TTFT with it, "
+            "grow with the simulated window) or is still filling up when the window ends (a "
+            "short window, as --quick's); they count as they are",
         )
-        if behind:
-            listed = ", ".join(f"{pid} {r:.2f}" for pid, r in behind)
-            console.print(
-                f"the twin serves less than {SERVED_FLOOR:.0%} of the offered load: "
-                f"{len(behind)} open-loop row(s) of {sp} ({listed}): at the published rate the "
-                "twin's deployment does not keep up (a rate past the capacity the twin predicts "
-                "for a run that kept up: its queue, and its TTFT with it, grow with the "
-                "simulated window) or is still filling up when the window ends (a short "
-                "window, as --quick's); they count as they are"
-            )
-        low = sorted(
+        _name_rows(
             {
                 (c.point_id, c.medians_ratio)
                 for c in rows
@@ -284,17 +280,22 @@ def _print_regimes(rows: list[Comparison], split: str) -> None:
                 and c.medians_ratio is not None
                 and c.medians_ratio < MEDIANS_FLOOR
                 and STALLED not in c.regimes
-            }
+            },
+            f"published throughput below {MEDIANS_FLOOR:.0%} of what the row's own median TTFT "
+            "and TPOT imply (Little's law)",
+            f"row(s) of {sp}",
+            "time the medians do not show (a skewed TTFT, a start-up stall, failed or retried "
+            "requests) is in their published throughput, so part of its error is the run's; they "
+            "count as they are",
         )
-        if low:
-            listed = ", ".join(f"{pid} {r:.2f}" for pid, r in low)
-            console.print(
-                f"published throughput below {MEDIANS_FLOOR:.0%} of what the row's own median TTFT "
-                f"and TPOT imply (Little's law): {len(low)} row(s) of {sp} ({listed}): time the "
-                "medians do not show (a skewed TTFT, a start-up stall, failed or retried requests) "
-                "is in their published throughput, so part of its error is the run's; they count "
-                "as they are"
-            )
+
+
+def _name_rows(named: set[tuple[str, float]], what: str, rows_of: str, why: str) -> None:
+    """One line naming the rows (id and value) a check flags, if any: `what`: n `rows_of`
+    (id value, ...): `why`."""
+    if named:
+        listed = ", ".join(f"{pid} {r:.2f}" for pid, r in sorted(named))
+        console.print(f"{what}: {len(named)} {rows_of} ({listed}): {why}")
 
 
 def fit_cmd(
