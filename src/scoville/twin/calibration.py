@@ -168,7 +168,8 @@ class Comparison:
     regimes: tuple[str, ...] = ()
     # the published throughput over what the row's own medians imply (`medians_ratio`)
     medians_ratio: float | None = None
-    # an open-loop row's predicted throughput over its offered load (`openloop.served_share`)
+    # an open-loop row's predicted throughput over its offered load (`openloop.simulate_open`'s
+    # served_share); None for other rows
     served_share: float | None = None
 
     @property
@@ -378,7 +379,7 @@ def validate(
                 out.append(
                     Comparison(
                         p.id, p.split, metric, float(value), predicted[metric], tags, ratio,
-                        predicted.get("served_share") if p.request_rate is not None else None,
+                        predicted.get("served_share"),
                     )
                 )  # fmt: skip
     return out

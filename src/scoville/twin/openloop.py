@@ -123,7 +123,7 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
         reqs = dataset_requests(p.lengths, n, seed, tag="r", output_mean=p.osl_tokens)
     else:
         reqs = length_requests(n, p.isl_tokens, p.osl_tokens, p.range_ratio, seed, tag="r")
-    share = 1.0  # an all-at-once run is offered everything it serves
+    extra: dict[str, float] = {}  # an open-loop row's served share (an all-at-once run has none)
     if p.request_rate is None:  # every request at once
         res = run_point(cfg, reqs, p.id, concurrency=n)
         row = frontier_rows([res])[-1]
@@ -138,12 +138,12 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
         served = steady_rate(res.records, lo, hi)
         tput = served / cfg.n_accelerators
         offered = offered_rate(reqs, arrivals, lo, hi)
-        share = served / offered if offered > 0 else 1.0
+        extra["served_share"] = served / offered if offered > 0 else 1.0
     return {
         "tput_per_gpu": tput,
         "tpot_ms": row.median_tpot_s * 1e3,
         "intvty": row.median_intvty,
         "ttft_ms": row.median_ttft_s * 1e3,
         "peak_tput_per_gpu": tput,
-        "served_share": share,
+        **extra,
     }
