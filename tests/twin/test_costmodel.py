@@ -246,3 +246,27 @@ def test_ideal_efficiency_reaches_but_never_passes_the_floor() -> None:
     c = sm.cost(StepBatch(n_decode=1, decode_ctx_tokens=10, n_sampled=1))
     assert c.total_s >= c.floor_s
     assert c.total_s == pytest.approx(c.floor_s, rel=0.02)
+
+
+def test_a_part_that_holds_more_clock_under_matmul_load_is_faster_only_where_compute_binds() -> (
+    None
+):
+    # MI325X is MI300X's die at the same datasheet peak: a long prompt (compute-bound) runs at
+    # its sustained matmul rate, one decoding sequence (weight reads) at its HBM bandwidth
+    model = CAT.get_model("Llama-3.1-70B")
+    old, new = CAT.get_hardware("MI300X"), CAT.get_hardware("MI325X")
+    assert new.dense_tflops == old.dense_tflops
+    prompt = StepBatch(prefill_tokens=8192, prefill_pairs=8192 * 8193 / 2, n_sampled=1)
+    decode = StepBatch(n_decode=1, decode_ctx_tokens=1000, n_sampled=1)
+    steps = {
+        hw.name: [StepModel(hw, model, Parallel(), EFF).cost(b) for b in (prompt, decode)]
+        for hw in (old, new)
+    }
+    (p_old, d_old), (p_new, d_new) = steps["MI300X"], steps["MI325X"]
+    assert p_old.compute_s / p_new.compute_s == pytest.approx(new.matmul_rate, rel=1e-6)
+    assert 1.1 < new.matmul_rate < 1.3
+    assert d_old.memory_s / d_new.memory_s == pytest.approx(new.hbm_tb_s / old.hbm_tb_s, rel=1e-6)
+    # the floor stays the datasheet's, and no efficiency takes a step past it
+    ideal = Efficiency(gemm_max=1.0, gemm_m_half_tokens=0.0, attention_compute=1.0)
+    c = StepModel(new, model, Parallel(), ideal).cost(prompt)
+    assert c.total_s >= c.floor_s

@@ -88,6 +88,17 @@ class Hardware(_Entry):
     scaleup_domain: str | None = None
     fabric: FabricSpec = Field(default_factory=lambda: FabricSpec.model_validate({}))
     tdp_w: float | None = Field(None, gt=0)
+    matmul_rate: float = Field(
+        1.0,
+        gt=0.5,
+        lt=2.0,
+        description="Sustained dense-matmul rate against the family's reference part, at equal "
+        "datasheet peak: (max-achievable matmul FLOP/s / datasheet peak) of this part over the "
+        "reference's. Under dense matrix load the clock falls to what the power limit holds, "
+        "and a part with more power holds more of it. The family's fitted GEMM scale stands for "
+        "its reference part (1.0).",
+    )
+    matmul_rate_source: str = ""
     power_only: bool = Field(False, description="Only power is known: cannot be simulated.")
     assumed: dict[str, str] = Field(
         default_factory=dict, description="Fields not from the source, with the assumption."

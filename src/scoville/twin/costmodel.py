@@ -82,15 +82,19 @@ class StepModel:
         w = weight_bytes(shape, fmts, par.tp, self.ep, par.pp, par.dp_attention)
         self.lm_head_bytes, self.dense_bytes, self.expert_bytes = w.lm_head, w.dense, w.expert
         self.weight_bytes_per_gpu, self.dense_params = w.per_gpu, w.dense_params
-        self.dense_peak = peak_flops(hw, compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations))
-        self.expert_peak = peak_flops(
-            hw, compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
-        )
-        self.attn_peak = peak_flops(hw, "bf16")
+        dense_peak = peak_flops(hw, compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations))
+        expert_peak = peak_flops(hw, compute_dtype(fmts["routed_experts"], hw, par.fp4_activations))
+        attn_peak = peak_flops(hw, "bf16")
+        self.best_peak = max(dense_peak, expert_peak, attn_peak)  # the datasheet's roofline
+        # every matrix operator runs at the part's sustained matmul rate against its family's
+        # reference part (the clock its power limit holds under dense load; 1.0 for most),
+        # never past the datasheet's peak whatever the efficiencies
+        rate = min(hw.matmul_rate, 1.0 / max(eff.gemm_max, eff.attention_compute, 1e-9))
+        self.dense_peak, self.expert_peak = dense_peak * rate, expert_peak * rate
+        self.attn_peak = attn_peak * rate
         # prefill (context) attention: the BF16 peak, or the FP8 peak (`fp8_context_attention`)
         fp8_context = fp8_context_attention(eff, hw, par, fmts["attention"])
-        self.attn_prefill_peak = peak_flops(hw, "fp8") if fp8_context else self.attn_peak
-        self.best_peak = max(self.dense_peak, self.expert_peak, self.attn_peak)
+        self.attn_prefill_peak = peak_flops(hw, "fp8") * rate if fp8_context else self.attn_peak
         # achievable fractions of the weight operators: the kernel stack's grouped-GEMM
         # efficiency for the expert format, and a declared untuned path for both
         self.weight_scale = eff.kernel_scale
