@@ -99,6 +99,12 @@ class Hardware(_Entry):
         "its reference part (1.0).",
     )
     matmul_rate_source: str = ""
+    matmul_tflops: DenseTflops = Field(
+        default_factory=lambda: DenseTflops.model_validate({}),
+        description="Maximum achievable dense matmul TFLOP/s by dtype, measured (the best shape, "
+        "sustained clock): no GEMM of the twin's runs faster, whatever its fitted efficiency.",
+    )
+    matmul_tflops_source: str = ""
     power_only: bool = Field(False, description="Only power is known: cannot be simulated.")
     assumed: dict[str, str] = Field(
         default_factory=dict, description="Fields not from the source, with the assumption."

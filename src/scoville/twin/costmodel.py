@@ -82,15 +82,17 @@ class StepModel:
         w = weight_bytes(shape, fmts, par.tp, self.ep, par.pp, par.dp_attention)
         self.lm_head_bytes, self.dense_bytes, self.expert_bytes = w.lm_head, w.dense, w.expert
         self.weight_bytes_per_gpu, self.dense_params = w.per_gpu, w.dense_params
-        dense_peak = peak_flops(hw, compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations))
-        expert_peak = peak_flops(hw, compute_dtype(fmts["routed_experts"], hw, par.fp4_activations))
+        dense_dtype = compute_dtype(fmts["dense_mlp"], hw, par.fp4_activations)
+        expert_dtype = compute_dtype(fmts["routed_experts"], hw, par.fp4_activations)
+        dense_peak, expert_peak = peak_flops(hw, dense_dtype), peak_flops(hw, expert_dtype)
         attn_peak = peak_flops(hw, "bf16")
         self.best_peak = max(dense_peak, expert_peak, attn_peak)  # the datasheet's roofline
         # every matrix operator runs at the part's sustained matmul rate against its family's
         # reference part (the clock its power limit holds under dense load; 1.0 for most),
         # never past the datasheet's peak whatever the efficiencies
         rate = min(hw.matmul_rate, 1.0 / max(eff.gemm_max, eff.attention_compute, 1e-9))
-        self.dense_peak, self.expert_peak = dense_peak * rate, expert_peak * rate
+        self.dense_peak = self._gemm_peak(dense_peak * rate, dense_dtype, eff)
+        self.expert_peak = self._gemm_peak(expert_peak * rate, expert_dtype, eff)
         self.attn_peak = attn_peak * rate
         # prefill (context) attention: the BF16 peak, or the FP8 peak (`fp8_context_attention`)
         fp8_context = fp8_context_attention(eff, hw, par, fmts["attention"])
@@ -124,6 +126,14 @@ class StepModel:
         sync_s = 0.0 if eff.async_scheduling else eff.sync_seq_overhead_s
         self.sync_request_s = sync_s * (self._dp_imbalance / self.dp)
         self._sized: dict[tuple[int, int, int], tuple[Timed, list[Timed], float, float]] = {}
+
+    def _gemm_peak(self, peak: float, dtype: str, eff: Efficiency) -> float:
+        """The peak a GEMM's efficiency multiplies, lowered where the fitted efficiency would
+        take a large GEMM past the part's measured maximum achievable matmul rate."""
+        measured = getattr(self.hw.matmul_tflops, dtype, None)
+        if measured is None or eff.gemm_max <= 0:
+            return peak
+        return min(peak, float(measured) * 1e12 / eff.gemm_max)
 
     def _init_attention(self, shape: ModelShape, par: Parallel) -> None:
         m = self.model
