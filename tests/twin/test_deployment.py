@@ -453,28 +453,6 @@ def test_async_scheduling_is_a_deployment_option_that_only_an_engine_with_a_host
     assert tput(trt + "&async_scheduling=0") == tput(trt)
 
 
-def test_multi_step_scheduling_waits_for_one_schedule_over_its_decode_steps() -> None:
-    """vLLM V0's --num-scheduler-steps k: one schedule's host work serves k decode steps, so a
-    synchronous step waits for 1/k of it; the throughput lies between one schedule a step and
-    async scheduling, and the deployment's note says so."""
-    vllm = "twin:H200/Llama-3.1-8B?precision=fp8&framework=vllm&async_scheduling=0"
-    one, eight = parse_twin_url(vllm), parse_twin_url(vllm + "&scheduler_steps=8")
-    assert eight.efficiency.sync_seq_overhead_s == pytest.approx(
-        one.efficiency.sync_seq_overhead_s / 8
-    )
-    assert any("one schedule serves 8 decode steps" in n for n in eight.notes)
-    assert not any("one schedule serves" in n for n in one.notes)
-    with pytest.raises(TargetError, match="scheduler_steps"):
-        parse_twin_url(vllm + "&scheduler_steps=0")
-
-    def tput(url: str) -> float:
-        res = run_point(parse_twin_url(url), length_requests(256, 128, 64), "c256", concurrency=256)
-        return frontier_rows([res])[0].tput_per_gpu
-
-    asynchronous = vllm.replace("&async_scheduling=0", "")
-    assert tput(vllm) < tput(vllm + "&scheduler_steps=8") < tput(asynchronous)
-
-
 def test_an_offline_driver_in_the_engine_s_process_has_its_own_step_time_and_no_front_end() -> None:
     """`bench-trt` (trtllm-bench) keeps TensorRT-LLM's engine but pays the bench stack's fixed
     time per step, not trtllm-serve's, and no front end; only its rows inform that time."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from scoville.twin.cluster import TwinConfig
-from scoville.twin.layout import Efficiency, SpecDecode, fp8_context_attention
+from scoville.twin.layout import SpecDecode, fp8_context_attention
 from scoville.twin.profiles import (
     ProfileBook,
     apply_profile,
@@ -47,44 +47,12 @@ class Deployment:
     fp4_act: Switch = "auto"
     chunked_prefill: Switch = "auto"
     async_scheduling: Switch = "auto"
-    scheduler_steps: int = 1
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
     recv_interval: int = 1
     adp_balance_iters: int = 0
     kv_free_fraction: float | None = None
     software_date: str | None = None
-
-
-def host_schedule(eff: Efficiency, d: Deployment) -> Efficiency:
-    """The host's share of a step: with async scheduling off each step waits for its host work
-    per scheduled request, and a schedule that serves `scheduler_steps` decode steps (vLLM V0's
-    multi-step scheduling) is waited for once over those steps."""
-    if not switch_on(d.async_scheduling, True):
-        eff = replace(eff, async_scheduling=False)
-    if d.scheduler_steps > 1:
-        eff = replace(eff, sync_seq_overhead_s=eff.sync_seq_overhead_s / d.scheduler_steps)
-    return eff
-
-
-def sync_note(eff: Efficiency, d: Deployment) -> str:
-    """What a synchronously scheduled deployment's steps wait for."""
-    if eff.sync_seq_overhead_s <= 0:
-        return (
-            f"async scheduling off: {d.framework}'s profile declares no host time per request, "
-            "so its steps are unchanged"
-        )
-    shared = (
-        f"; one schedule serves {d.scheduler_steps} decode steps, so a step waits for "
-        f"1/{d.scheduler_steps} of it"
-        if d.scheduler_steps > 1
-        else ""
-    )
-    return (
-        f"async scheduling off: every step also waits {eff.sync_seq_overhead_s * 1e6:.1f} us "
-        f"per request it schedules for {d.framework}'s host work (scheduling, inputs, "
-        f"outputs{shared})"
-    )
 
 
 def apply_deploy_options(
@@ -127,7 +95,8 @@ def apply_deploy_options(
         young=young_port(cfg.model.released, d.kernels),
     )
     eff = eff.at_speed(speed)
-    eff = host_schedule(eff, d)
+    if not switch_on(d.async_scheduling, True):  # each step waits for its host work
+        eff = replace(eff, async_scheduling=False)
     if d.expert_concentration is not None:  # the traffic's own routing, over the fitted one
         eff = replace(eff, expert_concentration=d.expert_concentration)
     par = cfg.parallel
@@ -192,7 +161,13 @@ def apply_deploy_options(
             "twin URL option micro_batches= deploys another count)"
         )
     if not eff.async_scheduling:
-        notes.append(sync_note(eff, d))
+        notes.append(
+            f"async scheduling off: every step also waits {eff.sync_seq_overhead_s * 1e6:.1f} us "
+            f"per request it schedules for {d.framework}'s host work (scheduling, inputs, outputs)"
+            if eff.sync_seq_overhead_s > 0
+            else f"async scheduling off: {d.framework}'s profile declares no host time per "
+            "request, so its steps are unchanged"
+        )
     attention = effective_formats(cfg.model, par.precision, cfg.hardware.fp4_weight_format)
     if fp8_context_attention(eff, cfg.hardware, par, attention["attention"]):
         notes.append(

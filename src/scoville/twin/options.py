@@ -167,14 +167,6 @@ class TwinOptions(BaseModel):
         "Off, every step also waits for the host's work per scheduled request "
         "(the profile's sync_seq_overhead_s).",
     )
-    scheduler_steps: int = Field(
-        1,
-        ge=1,
-        le=64,
-        description="Decode steps the engine runs per schedule (vLLM V0's "
-        "--num-scheduler-steps, multi-step scheduling): with async scheduling off, each "
-        "step waits for 1/scheduler_steps of the host's work per scheduled request.",
-    )
     kernels: KernelPath = Field(
         "tuned",
         description="The kernel path for the model's quantised weights on this stack: tuned, "
