@@ -80,7 +80,7 @@ class CalPoint(BaseModel):
     split: Split = Field(
         ...,
         description="dev: may be fitted; test: held out; seed: derived; late: added after; "
-        "blind, blind2..blind22, blind25..blind43, blind45..blind50: frozen before the twin ever "
+        "blind, blind2..blind22, blind25..blind43, blind45..blind51: frozen before the twin ever "
         "ran on them",
     )
     added: str | None = Field(None, description="when a row was added after the freeze")

@@ -10,7 +10,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict
 
 # late: held out like test, but added after the freeze; reported on its own, never mixed.
-# blind, blind2..blind22, blind25..blind43, blind45..blind50: gathered and frozen before the twin
+# blind, blind2..blind22, blind25..blind43, blind45..blind51: gathered and frozen before the twin
 # was ever run on them; reported on their own. The later ones were gathered after blind had been
 # seen once (see Frozen); blind23, blind24 and blind44 were gathered by their fixed rules and came
 # out empty (docs/design/blind23-survey.md, blind24-survey.md, blind44-survey.md).
@@ -21,7 +21,7 @@ Split = Literal[
     "blind18", "blind19", "blind20", "blind21", "blind22", "blind25", "blind26", "blind27",
     "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34",
     "blind35", "blind36", "blind37", "blind38", "blind39", "blind40", "blind41", "blind42",
-    "blind43", "blind45", "blind46", "blind47", "blind48", "blind49", "blind50",
+    "blind43", "blind45", "blind46", "blind47", "blind48", "blind49", "blind50", "blind51",
 ]  # fmt: skip
 SPLITS: tuple[Split, ...] = get_args(Split)
 # each with its own freeze text in `Frozen`
@@ -123,3 +123,5 @@ class Frozen(BaseModel):
     # and the fiftieth (MLPerf Inference v6.0 closed LLM results: Offline, Server and Interactive
     # runs on catalogue hardware, every 3rd qualifying candidate)
     blind50: str = ""
+    # and the fifty-first (the MLPerf v6.0 qualifying candidates blind50 did not take, every 2nd)
+    blind51: str = ""
