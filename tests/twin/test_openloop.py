@@ -238,3 +238,29 @@ def test_the_fit_reads_an_open_loop_rows_throughput_not_its_fill_up_latencies(
     closed = _row(concurrency=4, published=published)
     # the exact TPOT and TTFT weigh 1 and 0.5 of the 2.5 in all
     assert fit_mod.loss([closed], load_profiles()) == pytest.approx(math.log(2) / 2.5)
+
+
+def test_a_rack_scale_all_at_once_run_is_read_on_as_many_replicas_as_it_affords(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An Offline run over identical replicas reads the same throughput a GPU on a few of them:
+    each gets the same share of the requests, so the tokens budget keeps the memory of a
+    rack-scale run (millions of requests) in bounds without moving its reading."""
+    import scoville.twin.openloop as ol
+    from scoville.twin.cluster import seat_limit
+
+    isl, osl = load_lengths().profiles["mlperf-llama3.1-8b"].mean_lengths()
+    row = _row(
+        url=URL + "&max_num_seqs=16&replicas=8",
+        lengths="mlperf-llama3.1-8b",
+        requests=1024,
+        isl_tokens=isl,
+        osl_tokens=osl,
+    )
+    whole = simulate_point(row)["tput_per_gpu"]
+    budget = 1024 * osl // 4  # a quarter of the run's output tokens: two of its eight replicas
+    monkeypatch.setattr(ol, "OFFLINE_TOKENS", budget)
+    cfg = point_options(row).config()
+    kept, n, seats = ol.replicas_within(cfg, 1024, osl, seat_limit(cfg))
+    assert (kept.replicas, n, seats) == (2, 256, seat_limit(cfg) // 4)
+    assert simulate_point(row)["tput_per_gpu"] == pytest.approx(whole, rel=0.03)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from scoville.client.plan import length_requests
@@ -46,6 +47,8 @@ OPEN_LOOP_REQUESTS, OPEN_LOOP_TOKENS = 250_000, 100_000_000
 WARMUP_SHARE = 0.1  # of an open-loop window, not measured
 SERVED_FLOOR = 0.95  # of the offered load: below it the twin does not keep up with the rate
 OFFLINE_WAVES, QUICK_WAVES, MIN_OFFLINE = 8, 2, 1_000
+# output tokens an all-at-once row is simulated on, over as many of its replicas as they afford
+OFFLINE_TOKENS = 800_000_000
 
 
 def steady_rate(records: Sequence[RequestRecord], lo_ns: int, hi_ns: int) -> float:
@@ -98,6 +101,18 @@ def request_cap(p: CalPoint, seats: int, quick: bool) -> int:
     return max(MIN_OFFLINE, (QUICK_WAVES if quick else OFFLINE_WAVES) * seats)
 
 
+def replicas_within(cfg: TwinConfig, n: int, osl: int, seats: int) -> tuple[TwinConfig, int, int]:
+    """An all-at-once run over identical replicas, each given the same share of the requests,
+    simulated on as many of them as OFFLINE_TOKENS output tokens afford: a replica's throughput
+    per GPU is the deployment's, and a rack-scale run (hundreds of thousands of seats, millions
+    of requests) would not fit in memory whole. Returns the deployment simulated, its requests
+    and its seats."""
+    if cfg.disagg is not None or cfg.replicas <= 1 or n * osl <= OFFLINE_TOKENS:
+        return cfg, n, seats
+    keep = max(1, OFFLINE_TOKENS * cfg.replicas // (n * osl))
+    return replace(cfg, replicas=keep), n * keep // cfg.replicas, seats * keep // cfg.replicas
+
+
 def offline_rate(records: Sequence[RequestRecord], seats: int, fallback: float) -> float:
     """Tokens a second an all-at-once run serves with its batch full and requests still
     waiting (`steady_rate`), over whole turnovers of its seats: from the first token of its
@@ -118,6 +133,8 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
         raise ValueError(f"calibration point {p.id}: a dataset or open-loop row says `requests`")
     seats = seat_limit(cfg)
     n = min(p.requests, request_cap(p, seats, quick))
+    if p.request_rate is None:
+        cfg, n, seats = replicas_within(cfg, n, p.osl_tokens, seats)
     seed = seed_of(p.id)
     if p.lengths is not None:
         reqs = dataset_requests(p.lengths, n, seed, tag="r", output_mean=p.osl_tokens)
