@@ -854,3 +854,20 @@ def test_an_offline_row_sends_all_its_requests_at_once() -> None:
     tags = regimes(offline, point_options(offline).config())
     assert "offline (every request at once)" in tags
     assert not any("concurrency" in t for t in tags)
+
+
+def test_validate_shows_every_figure_in_an_80_column_log() -> None:
+    # piped output (a CI log, a file) is 80 columns wide: a long point id folds, the published,
+    # predicted and error figures stay whole on the row
+    from scoville.twin.calibration import load_book
+
+    row = "mlperf60-nvidia-b300-sxm-270gbx8-trt-llama3.1-405b-server-bx50"
+    (point,) = [p for p in load_book().points if p.id == row]
+    args = ["twin", "validate", "--split", "dev", "--quick", "--requests-per-point", "16"]
+    r = CliRunner().invoke(app, [*args, "--only", row], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    table = r.output[: r.output.index("error by regime")]
+    assert max(len(line) for line in table.splitlines()) <= 80
+    assert f"{point.published.tput_per_gpu:,.2f}" in table
+    assert f"{point.published.tpot_ms:,.2f}" in table
+    assert table.count("%") >= 3  # each metric's signed error

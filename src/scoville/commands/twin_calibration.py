@@ -83,9 +83,11 @@ def validate_cmd(
         )
     rows = validate(points, requests_per_point, quick=quick, jobs=jobs)
     table = Table(title=f"twin calibration ({split} split): predicted vs published")
-    table.add_column("point", no_wrap=True)
+    # a long point id folds onto more lines; the figures never do (an 80-column log or pipe
+    # would otherwise squeeze them out of sight)
+    table.add_column("point", overflow="fold", min_width=12)
     for col in ("split", "metric", "published", "predicted", "error"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True)
     for c in rows:
         table.add_row(
             c.point_id,
