@@ -92,11 +92,9 @@ class Hardware(_Entry):
         1.0,
         gt=0.5,
         lt=2.0,
-        description="Sustained dense-matmul rate against the family's reference part, at equal "
-        "datasheet peak: (max-achievable matmul FLOP/s / datasheet peak) of this part over the "
-        "reference's. Under dense matrix load the clock falls to what the power limit holds, "
-        "and a part with more power holds more of it. The family's fitted GEMM scale stands for "
-        "its reference part (1.0).",
+        description="Sustained matmul rate against the family's reference part (1.0, whose rate "
+        "the fitted GEMM scale stands for): max-achievable over datasheet FLOP/s, this part's "
+        "over the reference's. Under dense load the clock falls to what the power limit holds.",
     )
     matmul_rate_source: str = ""
     matmul_tflops: DenseTflops = Field(
