@@ -261,6 +261,6 @@ def test_a_rack_scale_all_at_once_run_is_read_on_as_many_replicas_as_it_affords(
     budget = 1024 * osl // 4  # a quarter of the run's output tokens: two of its eight replicas
     monkeypatch.setattr(ol, "OFFLINE_TOKENS", budget)
     cfg = point_options(row).config()
-    kept, n, seats = ol.replicas_within(cfg, 1024, osl, seat_limit(cfg))
-    assert (kept.replicas, n, seats) == (2, 256, seat_limit(cfg) // 4)
+    kept, n = ol.replicas_within(cfg, 1024, osl)
+    assert (kept.replicas, n, seat_limit(kept)) == (2, 256, seat_limit(cfg) // 4)
     assert simulate_point(row)["tput_per_gpu"] == pytest.approx(whole, rel=0.03)

@@ -101,16 +101,16 @@ def request_cap(p: CalPoint, seats: int, quick: bool) -> int:
     return max(MIN_OFFLINE, (QUICK_WAVES if quick else OFFLINE_WAVES) * seats)
 
 
-def replicas_within(cfg: TwinConfig, n: int, osl: int, seats: int) -> tuple[TwinConfig, int, int]:
+def replicas_within(cfg: TwinConfig, n: int, osl: int) -> tuple[TwinConfig, int]:
     """An all-at-once run over identical replicas, each given the same share of the requests,
     simulated on as many of them as OFFLINE_TOKENS output tokens afford: a replica's throughput
     per GPU is the deployment's, and a rack-scale run (hundreds of thousands of seats, millions
-    of requests) would not fit in memory whole. Returns the deployment simulated, its requests
-    and its seats."""
+    of requests) would not fit in memory whole. Returns the deployment simulated and its
+    requests."""
     if cfg.disagg is not None or cfg.replicas <= 1 or n * osl <= OFFLINE_TOKENS:
-        return cfg, n, seats
+        return cfg, n
     keep = max(1, OFFLINE_TOKENS * cfg.replicas // (n * osl))
-    return replace(cfg, replicas=keep), n * keep // cfg.replicas, seats * keep // cfg.replicas
+    return replace(cfg, replicas=keep), n * keep // cfg.replicas
 
 
 def offline_rate(records: Sequence[RequestRecord], seats: int, fallback: float) -> float:
@@ -134,7 +134,8 @@ def simulate_open(p: CalPoint, cfg: TwinConfig, quick: bool = False) -> dict[str
     seats = seat_limit(cfg)
     n = min(p.requests, request_cap(p, seats, quick))
     if p.request_rate is None:
-        cfg, n, seats = replicas_within(cfg, n, p.osl_tokens, seats)
+        cfg, n = replicas_within(cfg, n, p.osl_tokens)
+        seats = seat_limit(cfg)
     seed = seed_of(p.id)
     if p.lengths is not None:
         reqs = dataset_requests(p.lengths, n, seed, tag="r", output_mean=p.osl_tokens)
